@@ -1,0 +1,95 @@
+import CamHAL
+
+/// Renders the virtual scene. Every pixel encodes where it looks in the world, so tests can
+/// measure the field of view from the pixels alone:
+///
+/// - luma (Y, or R in RGB) rises linearly with the world x coordinate over -2...2 (the
+///   ultra-wide lens at 1x sees exactly that span; the wide lens at 1x sees -1...1);
+/// - V (or G) rises with the world y coordinate over the same scale;
+/// - U (or B) names the lens: `lensCode(for:)`;
+/// - the torch lifts U by 16, a visible "light";
+/// - the first 8 pixels of the first row carry the frame sequence number's low byte in luma.
+public enum SceneRenderer {
+    /// Half-width of the world the ultra-wide lens sees at 1x: the encoding's full scale.
+    public static let worldHalfWidth = 2.0
+
+    /// The world x a luma value encodes.
+    public static func worldX(luma: UInt8) -> Double {
+        (Double(luma) - 16) / 219 * (2 * worldHalfWidth) - worldHalfWidth
+    }
+
+    static func luma(worldX x: Double) -> UInt8 {
+        let v = 16 + (x + worldHalfWidth) / (2 * worldHalfWidth) * 219
+        return UInt8(min(max(v.rounded(), 16), 235))
+    }
+
+    /// The chroma value naming each lens kind.
+    public static func lensCode(for lens: Lens) -> UInt8 {
+        switch lens.kind {
+        case .ultraWide: return 64
+        case .wide: return lens.facing == .front ? 160 : 128
+        case .telephoto: return 192
+        default: return 96
+        }
+    }
+
+    /// Renders one frame of `format` through `lens` with the sensor `crop` (relative to the lens's field of view).
+    static func render(into buffer: UnsafeMutableRawPointer, format: StreamFormat, lens: Lens, crop: NormalizedRect, torch: Bool, sequence: UInt64) {
+        let w = format.width, h = format.height
+        let halfWidth = 1 / lens.minZoomRatio  // the lens's half field of view in world units at 1x
+        let aspect = Double(h) / Double(w)
+        func worldX(_ px: Int) -> Double { (crop.x + (Double(px) + 0.5) / Double(w) * crop.width) * 2 * halfWidth - halfWidth }
+        func worldY(_ py: Int) -> Double { ((crop.y + (Double(py) + 0.5) / Double(h) * crop.height) * 2 * halfWidth - halfWidth) * aspect }
+        let lensCode = lensCode(for: lens) &+ (torch ? 16 : 0)
+        let lumaRow = (0..<w).map { luma(worldX: worldX($0)) }
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        let stamp = UInt8(truncatingIfNeeded: sequence)
+
+        switch format.pixelFormat {
+        case .nv12:
+            for y in 0..<h {
+                lumaRow.withUnsafeBufferPointer { (bytes + y * w).update(from: $0.baseAddress!, count: w) }
+            }
+            let uv = bytes + w * h
+            for cy in 0..<(h / 2) {
+                let v = luma(worldX: worldY(cy * 2))
+                let row = uv + cy * w
+                var i = 0
+                while i + 1 < w {
+                    row[i] = lensCode
+                    row[i + 1] = v
+                    i += 2
+                }
+            }
+            for i in 0..<min(8, w) { bytes[i] = stamp }
+        case .rgb24:
+            var template = [UInt8](repeating: lensCode, count: w * 3)
+            for x in 0..<w { template[x * 3] = lumaRow[x] }
+            for y in 0..<h {
+                let row = bytes + y * w * 3
+                template.withUnsafeBufferPointer { row.update(from: $0.baseAddress!, count: w * 3) }
+                let g = luma(worldX: worldY(y))
+                var i = 1
+                while i < w * 3 {
+                    row[i] = g
+                    i += 3
+                }
+            }
+            for i in 0..<min(8, w) { bytes[i * 3] = stamp }
+        default:  // YUYV
+            var template = [UInt8](repeating: lensCode, count: w * 2)
+            for x in 0..<w { template[x * 2] = lumaRow[x] }
+            for y in 0..<h {
+                let row = bytes + y * w * 2
+                template.withUnsafeBufferPointer { row.update(from: $0.baseAddress!, count: w * 2) }
+                let v = luma(worldX: worldY(y))
+                var i = 3
+                while i < w * 2 {
+                    row[i] = v
+                    i += 4
+                }
+            }
+            for i in 0..<min(8, w) { bytes[i * 2] = stamp }
+        }
+    }
+}

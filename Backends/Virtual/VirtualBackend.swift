@@ -1,0 +1,156 @@
+import CamHAL
+import Foundation
+
+/// A virtual camera for apps' own tests, like CameraX's FakeCamera: a labelled test double, not
+/// hardware. Its physics are honest: it renders a scene whose pixels encode where they are, so a
+/// frame at zoom 2.0 really shows half the field of view of one at 1.0, and the active lens really
+/// changes the framing.
+///
+/// Devices: `virtual-back` (ultra-wide 0.5x, wide 1x, telephoto 3x, torch, focus point, every focus
+/// mode) and `virtual-front` (one wide lens, no torch, fixed focus). Each instance is its own
+/// little world: two sessions on one device of one instance see it busy (R4), two instances do not.
+public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable {
+    /// The process-wide instance the CLI and the default registry use.
+    public static let shared = VirtualBackend()
+
+    public let identifier = "virtual"
+
+    struct DeviceState {
+        var busyInjected = false
+        var disconnected = false
+        var unavailableLenses: Set<String> = []
+        var activeBinding: VirtualBinding?
+        var lastFocusPoint: NormalizedPoint?
+    }
+
+    let state = Locked([String: DeviceState]())
+    private let watchers = Locked([UUID: @Sendable (DeviceEvent) -> Void]())
+    /// Frames per second the virtual sensor produces.
+    public let frameRate: Double
+
+    public init(frameRate: Double = 30) { self.frameRate = frameRate }
+
+    public func availability() -> BackendAvailability { .available }
+
+    /// The two devices, as descriptors.
+    public static func descriptors(frameRate: Double = 30) -> [DeviceDescriptor] {
+        let sizes = [Size(width: 320, height: 240), Size(width: 640, height: 480), Size(width: 1280, height: 720)]
+        let formats = [PixelFormat.yuyv, .nv12, .rgb24].flatMap { pf in
+            sizes.map { FormatDescription(pixelFormat: pf, size: $0, frameRates: [frameRate]) }
+        }
+        let back = DeviceDescriptor(
+            id: "virtual-back", name: "CamHAL virtual camera (back, 3 lenses)", backend: "virtual", facing: .back,
+            lenses: [
+                Lens(id: "back-ultrawide", kind: .ultraWide, facing: .back, minZoomRatio: 0.5, maxZoomRatio: 5, hasFlash: false),
+                Lens(id: "back-wide", kind: .wide, facing: .back, minZoomRatio: 1, maxZoomRatio: 10, hasFlash: true),
+                Lens(id: "back-telephoto", kind: .telephoto, facing: .back, minZoomRatio: 3, maxZoomRatio: 30, hasFlash: true),
+            ],
+            hasTorch: true, supportsFocusPoint: true, focusModes: [.continuous, .auto, .locked, .manual],
+            formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
+            details: ["kind": "virtual test double"])
+        let front = DeviceDescriptor(
+            id: "virtual-front", name: "CamHAL virtual camera (front)", backend: "virtual", facing: .front,
+            lenses: [Lens(id: "front-wide", kind: .wide, facing: .front, minZoomRatio: 1, maxZoomRatio: 4)],
+            hasTorch: false, supportsFocusPoint: false, focusModes: [],
+            formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
+            details: ["kind": "virtual test double"])
+        return [back, front]
+    }
+
+    public func devices() throws(CameraError) -> [DeviceDescriptor] {
+        let s = state.value
+        return Self.descriptors(frameRate: frameRate).filter { !(s[$0.id]?.disconnected ?? false) }
+    }
+
+    public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        let id = request.device.id
+        guard Self.descriptors().contains(where: { $0.id == id }) else {
+            throw CameraError.unknownDevice(id: id, backend: identifier)
+        }
+        guard let format = request.stream.choose(from: request.device.formats) else {
+            throw CameraError.configurationFailed("no format of \(id) matches \(request.stream)")
+        }
+        let binding = VirtualBinding(
+            backend: self, deviceID: id, lens: request.lens,
+            format: StreamFormat(pixelFormat: format.pixelFormat, width: format.size.width, height: format.size.height, frameRate: frameRate),
+            sink: sink)
+        let refusal: CameraError? = state.withLock { all in
+            var s = all[id] ?? DeviceState()
+            defer { all[id] = s }
+            if s.disconnected { return .disconnected(device: id) }
+            if s.busyInjected || s.activeBinding != nil {
+                return .busy(device: id, detail: "another session is streaming this virtual device")
+            }
+            if s.unavailableLenses.contains(request.lens.id) {
+                return .unsupported("lens \(request.lens.id) is unavailable (injected)")
+            }
+            s.activeBinding = binding
+            return nil
+        }
+        if let refusal { throw refusal }
+        binding.startStreaming()
+        return binding
+    }
+
+    public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {
+        let id = UUID()
+        watchers.withLock { $0[id] = handler }
+        return VirtualWatch { [weak self] in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+    }
+
+    func released(_ binding: VirtualBinding) {
+        state.withLock { all in
+            if all[binding.deviceID]?.activeBinding === binding { all[binding.deviceID]?.activeBinding = nil }
+        }
+    }
+
+    func recordFocusPoint(_ p: NormalizedPoint, deviceID: String) {
+        state.withLock { $0[deviceID, default: DeviceState()].lastFocusPoint = p }
+    }
+
+    // MARK: TestHooks
+
+    public func inject(_ fault: InjectedFault, deviceID: String) {
+        var events: [DeviceEvent] = []
+        let binding: VirtualBinding? = state.withLock { all in
+            var s = all[deviceID] ?? DeviceState()
+            defer { all[deviceID] = s }
+            switch fault {
+            case .interruption: return s.activeBinding
+            case .busy: s.busyInjected = true
+            case .disconnect:
+                s.disconnected = true
+                events.append(.removed(id: deviceID))
+                return s.activeBinding
+            case .lensUnavailable(let lens): s.unavailableLenses.insert(lens)
+            case .clear:
+                if s.disconnected, let d = Self.descriptors(frameRate: frameRate).first(where: { $0.id == deviceID }) {
+                    events.append(.added(d))
+                }
+                s.busyInjected = false
+                s.disconnected = false
+                s.unavailableLenses = []
+            }
+            return nil
+        }
+        switch fault {
+        case .interruption(let seconds): binding?.pause(seconds: seconds)
+        case .disconnect: binding?.disconnect()
+        default: break
+        }
+        let handlers = watchers.value.values
+        for e in events { for h in handlers { h(e) } }
+    }
+
+    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.value[deviceID]?.lastFocusPoint }
+}
+
+final class VirtualWatch: DeviceWatch, @unchecked Sendable {
+    private let onCancel: @Sendable () -> Void
+    private let cancelled = Locked(false)
+    init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
+    func cancel() {
+        if cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) { onCancel() }
+    }
+    deinit { cancel() }
+}

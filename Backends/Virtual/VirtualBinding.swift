@@ -1,0 +1,143 @@
+import CamHAL
+import Foundation
+
+/// One streaming virtual device: a thread renders the scene through the current lens and crop at
+/// the configured rate into a small pool of buffers. A frame held by the app keeps its buffer; when
+/// all are held the sensor drops frames, as real hardware does (R2).
+final class VirtualBinding: DriverBinding, @unchecked Sendable {
+    struct Optics {
+        var lens: Lens
+        var factor: Double = 1
+        var torch = false
+        var focusMode: FocusMode = .continuous
+        var pausedUntil: Date?
+        var stopping = false
+        var disconnected = false
+    }
+
+    weak var backend: VirtualBackend?
+    let deviceID: String
+    let format: StreamFormat
+    let sink: DriverSink
+    let optics: Locked<Optics>
+    let pool: BufferPool
+    private let finished = DispatchSemaphore(value: 0)
+    private let started = Locked(false)
+
+    init(backend: VirtualBackend, deviceID: String, lens: Lens, format: StreamFormat, sink: DriverSink) {
+        self.backend = backend
+        self.deviceID = deviceID
+        self.format = format
+        self.sink = sink
+        self.optics = Locked(Optics(lens: lens))
+        let size = format.pixelFormat.frameSize(width: format.width, height: format.height) ?? format.width * format.height * 4
+        self.pool = BufferPool(count: 4, size: size)
+    }
+
+    func startStreaming() {
+        started.set(true)
+        let thread = Thread { [self] in run() }
+        thread.name = "camhal.virtual.\(deviceID)"
+        thread.start()
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        let interval = 1 / max(1, format.frameRate)
+        var next = Date()
+        var sequence: UInt64 = 0
+        while true {
+            let o = optics.value
+            if o.stopping || o.disconnected { return }
+            next += interval
+            let wait = next.timeIntervalSinceNow
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
+            if let until = o.pausedUntil, until > Date() { continue }
+            sequence += 1
+            guard let buffer = pool.take() else { continue }  // every buffer held: the sensor drops
+            let crop = NormalizedRect.centered(zoomFactor: o.factor)
+            SceneRenderer.render(into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence)
+            let planes: [FramePlane]
+            let w = format.width, h = format.height
+            switch format.pixelFormat {
+            case .nv12:
+                planes = [
+                    FramePlane(baseAddress: UnsafeRawPointer(buffer), length: w * h, bytesPerRow: w),
+                    FramePlane(baseAddress: UnsafeRawPointer(buffer + w * h), length: w * h / 2, bytesPerRow: w),
+                ]
+            default:
+                let bpr = w * (format.pixelFormat.packedBytesPerPixel ?? 2)
+                planes = [FramePlane(baseAddress: UnsafeRawPointer(buffer), length: bpr * h, bytesPerRow: bpr)]
+            }
+            let pool = self.pool
+            let slot = BufferPool.Slot(pointer: buffer)
+            let frame = Frame(
+                format: format.pixelFormat, width: w, height: h, planes: planes, sequence: sequence,
+                timestamp: ProcessInfo.processInfo.systemUptime, sensorCrop: crop,
+                onRelease: { pool.give(slot.pointer) })
+            sink.deliver(frame)
+        }
+    }
+
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication {
+        // The virtual sensor crops in "hardware" up to the lens's own ceiling.
+        let f = min(max(1, factor), lens.nativeZoomCeiling)
+        optics.withLock {
+            $0.lens = lens
+            $0.factor = f
+        }
+        return .device(factor: f)
+    }
+
+    func applyTorch(_ on: Bool) -> Bool {
+        optics.withLock { $0.torch = on }
+        return on
+    }
+
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode {
+        optics.withLock { $0.focusMode = mode }
+        return mode
+    }
+
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool {
+        backend?.recordFocusPoint(point, deviceID: deviceID)
+        return true
+    }
+
+    func close() {
+        let wasStarted = started.value
+        optics.withLock { $0.stopping = true }
+        if wasStarted { finished.wait() }
+        started.set(false)
+        backend?.released(self)
+    }
+
+    func pause(seconds: Double) {
+        optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
+        sink.report(.interrupted("virtual source paused for \(seconds) s"))
+    }
+
+    func disconnect() {
+        optics.withLock { $0.disconnected = true }
+        sink.report(.failed(.disconnected(device: deviceID)))
+    }
+}
+
+/// A fixed set of frame buffers; `take` returns nil when the app holds them all.
+final class BufferPool: @unchecked Sendable {
+    /// A buffer address carried into a release closure; the pool owns the memory.
+    struct Slot: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+    private let free: Locked<[UnsafeMutableRawPointer]>
+    private let all: [UnsafeMutableRawPointer]
+
+    init(count: Int, size: Int) {
+        all = (0..<count).map { _ in UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64) }
+        free = Locked(all)
+    }
+
+    func take() -> UnsafeMutableRawPointer? { free.withLock { $0.popLast() } }
+    func give(_ p: UnsafeMutableRawPointer) { free.withLock { $0.append(p) } }
+    var freeCount: Int { free.withLock { $0.count } }
+
+    deinit { for p in all { p.deallocate() } }
+}

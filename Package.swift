@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// CamHAL: one camera API for Linux apps over pluggable backends.
+// Layout: Sources/CamHAL (the contract, implemented once), Backends/<Name> (one folder per backend),
+// Conformance/ (the shared conformance suite), Sources/camhal (the command-line tool), Tests/.
+import PackageDescription
+
+let package = Package(
+    name: "CamHAL",
+    products: [
+        .library(name: "CamHAL", targets: ["CamHAL"]),
+        .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
+        .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
+        .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
+        .executable(name: "camhal", targets: ["camhal"]),
+    ],
+    targets: [
+        .target(name: "CamHAL", path: "Sources/CamHAL"),
+        .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
+        .target(
+            name: "CamHALBackends",
+            dependencies: ["CamHAL", "CamHALVirtual"],
+            path: "Sources/CamHALBackends"),
+        .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
+        .executableTarget(
+            name: "camhal",
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance"],
+            path: "Sources/camhal"),
+        .testTarget(
+            name: "CamHALTests",
+            dependencies: ["CamHAL", "CamHALVirtual"],
+            path: "Tests/CamHALTests"),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
+            path: "Tests/ConformanceTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,87 @@
+import Foundation
+
+/// The backends an app may use, in its order of preference (D1).
+///
+/// `CAMHAL_BACKENDS=v4l2,gstreamer` in the environment overrides the app's order (and filters it).
+/// An unavailable backend is listed with its reason; it is skipped, never fatal.
+public struct BackendRegistry: Sendable {
+    /// Every registered backend, in the app's order of preference.
+    public let registered: [any CameraBackend]
+    /// The order in force, after `CAMHAL_BACKENDS`.
+    public let preference: [String]
+
+    /// - Parameters:
+    ///   - backends: every backend the app links, in its order of preference.
+    ///   - environment: where `CAMHAL_BACKENDS` is read (the process environment by default).
+    public init(_ backends: [any CameraBackend], environment: [String: String] = ProcessInfo.processInfo.environment) {
+        registered = backends
+        let names = backends.map(\.identifier)
+        if let env = environment["CAMHAL_BACKENDS"], !env.trimmingCharacters(in: .whitespaces).isEmpty {
+            preference = env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .filter { !$0.isEmpty }
+        } else {
+            preference = names
+        }
+    }
+
+    /// The registered identifiers.
+    public var identifiers: [String] { registered.map(\.identifier) }
+
+    /// The backend named `identifier`, or `CameraError.unknownBackend` naming it (B2).
+    public func backend(_ identifier: String) throws(CameraError) -> any CameraBackend {
+        guard let b = registered.first(where: { $0.identifier == identifier.lowercased() }) else {
+            throw CameraError.unknownBackend(identifier, known: identifiers)
+        }
+        return b
+    }
+
+    /// Backends in preference order (unknown names in `CAMHAL_BACKENDS` are reported, not fatal).
+    public var ordered: [(identifier: String, backend: (any CameraBackend)?)] {
+        preference.map { name in (name, registered.first { $0.identifier == name }) }
+    }
+
+    /// The first available backend in preference order that has at least one device.
+    public func firstAvailable() -> (any CameraBackend, DeviceDescriptor)? {
+        for (_, backend) in ordered {
+            guard let backend, backend.availability().isAvailable,
+                  let devices = try? backend.devices(), let first = devices.first else { continue }
+            return (backend, first)
+        }
+        return nil
+    }
+
+    /// Opens a session on `deviceID` of `backend` (or the first device of the first available backend).
+    public func open(backend: String? = nil, device deviceID: String? = nil, configuration: Camera.Configuration = .init())
+        throws(CameraError) -> Camera
+    {
+        if let backend {
+            let b = try self.backend(backend)
+            if case .unavailable(let reason) = b.availability() {
+                throw CameraError.backendUnavailable(backend: b.identifier, reason: reason)
+            }
+            let devices = try b.devices()
+            let device: DeviceDescriptor
+            if let deviceID {
+                guard let d = devices.first(where: { $0.id == deviceID }) else {
+                    throw CameraError.unknownDevice(id: deviceID, backend: b.identifier)
+                }
+                device = d
+            } else {
+                guard let d = devices.first else { throw CameraError.unknownDevice(id: "(any)", backend: b.identifier) }
+                device = d
+            }
+            return Camera(backend: b, device: device, configuration: configuration)
+        }
+        if let deviceID {
+            for (_, b) in ordered {
+                guard let b, b.availability().isAvailable, let d = try? b.device(id: deviceID) else { continue }
+                return Camera(backend: b, device: d, configuration: configuration)
+            }
+            throw CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
+        }
+        guard let (b, d) = firstAvailable() else {
+            throw CameraError.backendUnavailable(backend: preference.joined(separator: ","), reason: "no available backend has a device")
+        }
+        return Camera(backend: b, device: d, configuration: configuration)
+    }
+}

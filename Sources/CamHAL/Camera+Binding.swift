@@ -1,0 +1,315 @@
+import Dispatch
+import Foundation
+
+// The session state machine: bind, rebind, teardown, interruption and recovery (S4–S8, L2, P1).
+// Everything here runs on `queue`.
+extension Camera {
+    /// Binds the selected device with the desired lens selection and re-applies every desired
+    /// control before reporting running (P1).
+    func bind() {
+        let generation = live.generation + 1
+        live.generation = generation
+        live.binding = nil
+        live.previewActive = false
+        live.warning = nil
+        live.error = nil
+        live.interruptedSince = nil
+        live.status = .starting
+        gate.withLock { g in
+            g = FrameGate(generation: generation, accepting: true, boundAt: Date())
+        }
+        emit()  // S4: nominal values while starting
+
+        let device = self.device
+        let sink = DriverSink(
+            frame: { [weak self] frame in self?.handleFrame(frame, generation: generation) },
+            event: { [weak self] event in self?.handleEvent(event, generation: generation) })
+
+        var pin = desired.lensSelection.pinnedLens
+        var fallbackWarning: CameraWarning?
+        if let p = pin, !device.lenses.contains(p) {
+            // L2: the pin resolves against another facing or a lens this device lacks.
+            fallbackWarning = .lensUnavailable(lensID: p.id)
+            pin = nil
+        }
+        let startRatio = zoomTargetRatio(range: pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses))
+        let startLens = pin ?? ZoomMath.resolve(ratio: startRatio, lenses: device.lenses, pinned: nil)?.lens
+
+        guard let lens = startLens else {
+            return fail(.configurationFailed("device \(device.id) reports no lens"))
+        }
+        var binding: (any DriverBinding)?
+        do {
+            binding = try backend.bind(BindRequest(device: device, lens: lens, stream: configuration.stream), sink: sink)
+        } catch {
+            if let p = pin {
+                // L2: a pin that cannot be bound falls back to automatic with a warning.
+                fallbackWarning = .lensUnavailable(lensID: p.id)
+                pin = nil
+                let autoLens = ZoomMath.resolve(
+                    ratio: zoomTargetRatio(range: ZoomMath.automaticRange(device.lenses)), lenses: device.lenses, pinned: nil)?.lens
+                if let autoLens {
+                    binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: configuration.stream), sink: sink)
+                }
+            }
+            if binding == nil { return fail(error) }
+        }
+        guard let binding else { return }
+        guard generation == live.generation else {
+            binding.close()
+            return
+        }
+        live.binding = binding
+        live.pinned = pin
+        live.range = pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses)
+        live.lens = lens
+        live.status = .running
+        applyAll()
+        live.warning = fallbackWarning ?? live.warning
+        startWatchdog()
+        emit()
+    }
+
+    /// Closes the current binding and binds again (lens pin change, facing switch, recovery).
+    func rebind() {
+        cancelRamp()
+        closeBinding()
+        bind()
+    }
+
+    /// Stops streaming and releases the device; emits the one `isReleased` snapshot when there
+    /// was anything to release (S6).
+    func teardown() {
+        cancelRamp()
+        stopWatchdog()
+        let hadSomething = live.binding != nil || live.status != .idle
+        closeBinding()
+        live.status = .idle
+        live.previewActive = false
+        live.interruptedSince = nil
+        live.error = nil
+        live.warning = nil
+        live.pinned = nil
+        live.lens = nil
+        live.range = 1...1
+        live.ratio = 1
+        live.torch = false
+        live.focusMode = desired.focusMode
+        live.generation += 1
+        for q in frameQueues.withLock({ qs -> [FrameQueue] in defer { qs.removeAll() }; return qs }) { q.finish() }
+        if hadSomething { emit(released: true) }
+    }
+
+    func closeBinding() {
+        gate.withLock { $0.accepting = false }
+        if let binding = live.binding {
+            live.binding = nil
+            binding.close()
+        }
+    }
+
+    func fail(_ error: CameraError) {
+        cancelRamp()
+        stopWatchdog()
+        closeBinding()
+        live.status = .error
+        live.previewActive = false
+        live.error = error
+        emit()
+        if let d = delegate {
+            delegateQueue.async { d.camera(self, didFail: error) }
+        }
+    }
+
+    // MARK: Controls
+
+    /// The ratio the desired zoom asks for within `range` (raw value clamped at apply time, Z1).
+    func zoomTargetRatio(range: ClosedRange<Double>) -> Double {
+        switch desired.zoom {
+        case .ratio(let r): return min(max(r, range.lowerBound), range.upperBound)
+        case .linear(let l): return ZoomMath.ratio(fromLinear: l, in: range)
+        }
+    }
+
+    /// Re-applies zoom, torch and focus mode to the live binding (P1).
+    func applyAll() {
+        guard let binding = live.binding else { return }
+        applyZoom(zoomTargetRatio(range: live.range))
+        live.torch = device.hasTorch ? binding.applyTorch(desired.torch) : false
+        applyFocusMode()
+    }
+
+    /// Clamps `ratio` to the live range, resolves the lens and crop, and tells the device; the
+    /// part of the crop the device cannot do is done in the frame path (Z5).
+    func applyZoom(_ ratio: Double) {
+        guard let binding = live.binding else { return }
+        let clamped = min(max(ratio, live.range.lowerBound), live.range.upperBound)
+        guard let (lens, factor) = ZoomMath.resolve(ratio: clamped, lenses: device.lenses, pinned: live.pinned) else { return }
+        let deviceFactor: Double
+        switch binding.applyZoom(lens: lens, factor: factor) {
+        case .device(let f): deviceFactor = min(max(f, 1), factor)
+        case .none: deviceFactor = 1
+        }
+        live.ratio = clamped
+        live.lens = lens
+        live.deviceCropFactor = deviceFactor
+        live.frameCropFactor = factor / deviceFactor
+        let frameCrop = live.frameCropFactor
+        gate.withLock {
+            $0.frameCropFactor = frameCrop
+            $0.lens = lens
+        }
+    }
+
+    func applyFocusMode() {
+        guard let binding = live.binding else { return }
+        let mode = desired.focusMode
+        if device.focusModes.isEmpty {
+            live.focusMode = .fixed
+            if mode != .continuous { live.warning = .controlUnsupported("focus mode \(mode) on a fixed-focus lens") }
+        } else if device.focusModes.contains(mode) {
+            live.focusMode = binding.applyFocusMode(mode)
+        } else {
+            live.warning = .controlUnsupported("focus mode \(mode)")  // F2
+        }
+    }
+
+    // MARK: Ramps (Z4)
+
+    func startRamp(to target: Double, seconds: Double) {
+        cancelRamp()
+        desired.zoom = .ratio(target)
+        guard live.status == .running || live.status == .interrupted, live.binding != nil else { return }
+        let goal = min(max(target, live.range.lowerBound), live.range.upperBound)
+        let start = live.ratio  // the actual current zoom, even mid-ramp
+        guard seconds > 0, start != goal else {
+            applyZoom(goal)
+            emit()
+            return
+        }
+        let rate = ZoomMath.rampRate(from: start, to: goal, seconds: seconds)
+        let began = DispatchTime.now()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(33))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1e9
+            let value = elapsed >= seconds ? goal : ZoomMath.rampValue(start: start, target: goal, rate: rate, elapsed: elapsed)
+            self.applyZoom(value)
+            self.emit()
+            if value == goal { self.cancelRamp() }
+        }
+        ramp = timer
+        timer.resume()
+    }
+
+    func cancelRamp() {
+        ramp?.cancel()
+        ramp = nil
+    }
+
+    // MARK: Frames and interruption (S5, S8)
+
+    /// Runs on the backend's thread for every frame.
+    func handleFrame(_ frame: Frame, generation: UInt64) {
+        let now = Date()
+        let (accept, crop, lens, notify) = gate.withLock { g -> (Bool, Double, Lens?, Bool) in
+            guard g.accepting, g.generation == generation else { return (false, 1, nil, false) }
+            g.lastFrameAt = now
+            let notify = !g.firstSeen || g.interrupted
+            g.firstSeen = true
+            g.interrupted = false
+            return (true, g.frameCropFactor, g.lens, notify)
+        }
+        guard accept else { return }
+        frame.visibleRect = PixelRect.from(.centered(zoomFactor: crop), width: frame.width, height: frame.height)
+        frame.lens = lens
+        if notify {
+            queue.async { [self] in frameArrived(generation: generation) }
+        }
+        let queues = frameQueues.value
+        for q in queues {
+            if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }
+            q.push(frame) { [gate] in gate.withLock { $0.accepting && $0.generation == generation } }
+            if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Date() } }
+        }
+    }
+
+    /// The first frame of a binding, or the first after an interruption.
+    func frameArrived(generation: UInt64) {
+        guard generation == live.generation, live.binding != nil else { return }
+        guard live.status == .running || live.status == .interrupted else { return }
+        if live.status == .interrupted {
+            // S8 recovery: back to running, desired controls re-applied (P1).
+            live.status = .running
+            live.interruptedSince = nil
+            applyAll()
+        }
+        guard !live.previewActive else { return emit() }
+        live.previewActive = true
+        emit()
+    }
+
+    func handleEvent(_ event: DriverEvent, generation: UInt64) {
+        queue.async { [self] in
+            guard generation == live.generation, live.binding != nil else { return }
+            switch event {
+            case .interrupted:
+                interrupt()
+            case .failed(let error):
+                fail(error)
+            case .endOfStream:
+                interrupt()
+            case .torchChanged(let on):
+                live.torch = on
+                emit()
+            }
+        }
+    }
+
+    func interrupt() {
+        guard live.status == .running else { return }
+        live.status = .interrupted
+        live.previewActive = false
+        live.interruptedSince = Date()
+        gate.withLock { $0.interrupted = true }
+        emit()
+    }
+
+    func startWatchdog() {
+        stopWatchdog()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 0.25, repeating: .milliseconds(250))
+        timer.setEventHandler { [weak self] in self?.watchdogTick() }
+        watchdog = timer
+        timer.resume()
+    }
+
+    func stopWatchdog() {
+        watchdog?.cancel()
+        watchdog = nil
+    }
+
+    func watchdogTick() {
+        guard live.binding != nil else { return }
+        let now = Date()
+        let g = gate.value
+        let fps = live.binding?.format.frameRate ?? 0
+        let timeout = max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
+        switch live.status {
+        case .running:
+            guard g.producerBlocked == 0 else { return }
+            let silent = g.firstSeen
+                ? now.timeIntervalSince(g.lastFrameAt) > timeout
+                : now.timeIntervalSince(g.boundAt) > max(timeout, configuration.firstFrameTimeout)
+            if silent { interrupt() }
+        case .interrupted:
+            if let since = live.interruptedSince, now.timeIntervalSince(since) > configuration.recoveryDelay {
+                // S8: frames did not come back by themselves; restart the stream.
+                rebind()
+            }
+        default:
+            break
+        }
+    }
+}

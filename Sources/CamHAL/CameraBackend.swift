@@ -1,0 +1,127 @@
+/// Whether a backend can be used on this machine, and if not, why (D1).
+public enum BackendAvailability: Sendable, Hashable, Codable, CustomStringConvertible {
+    case available
+    case unavailable(reason: String)
+
+    public var isAvailable: Bool { self == .available }
+    public var description: String {
+        switch self {
+        case .available: return "available"
+        case .unavailable(let reason): return "unavailable: \(reason)"
+        }
+    }
+}
+
+/// A device appearing or disappearing (D3).
+public enum DeviceEvent: Sendable, Hashable {
+    case added(DeviceDescriptor)
+    case removed(id: String)
+}
+
+/// A camera backend: the thin, driver-facing part (enumerate, open, configure, stream, raw controls,
+/// crop). The contract's semantics (state machine, zoom math, persistence, ramps, pins) live once
+/// in `Camera`; a backend only says what the hardware has and does what it is told.
+public protocol CameraBackend: Sendable {
+    /// Short lowercase identifier (`v4l2`, `gstreamer`, `libcamera`, `virtual`).
+    var identifier: String { get }
+    /// Whether the backend can run here. Must not crash when a library or device access is missing.
+    func availability() -> BackendAvailability
+    /// The devices that really capture video, without streaming (D2, K1).
+    func devices() throws(CameraError) -> [DeviceDescriptor]
+    /// Opens `request.device` and starts streaming into `sink`. Throws `CameraError` (busy,
+    /// permissionDenied, disconnected, configurationFailed...). Must not block for long: a device
+    /// held elsewhere is reported as busy within a second (R4).
+    func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding
+    /// Starts reporting hot-plug events; returns nil when the backend cannot watch (D3).
+    func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)?
+}
+
+extension CameraBackend {
+    public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? { nil }
+
+    /// The device with this ID, or `CameraError.unknownDevice` naming it (B2).
+    public func device(id: String) throws(CameraError) -> DeviceDescriptor {
+        guard let d = try devices().first(where: { $0.id == id }) else {
+            throw CameraError.unknownDevice(id: id, backend: identifier)
+        }
+        return d
+    }
+
+    /// The capabilities snapshot of every device of this backend (K1).
+    public func capabilities() throws(CameraError) -> CameraCapabilities {
+        CameraCapabilities(devices: try devices())
+    }
+}
+
+/// A running hot-plug watch; stops when cancelled or deallocated.
+public protocol DeviceWatch: AnyObject, Sendable {
+    func cancel()
+}
+
+/// What the core asks a backend to bind.
+public struct BindRequest: Sendable {
+    public var device: DeviceDescriptor
+    /// The lens to start on (always one of `device.lenses`).
+    public var lens: Lens
+    public var stream: StreamRequest
+    public init(device: DeviceDescriptor, lens: Lens, stream: StreamRequest) {
+        self.device = device
+        self.lens = lens
+        self.stream = stream
+    }
+}
+
+/// What a driver did with a zoom request.
+public enum ZoomApplication: Sendable, Hashable {
+    /// The device applied this crop factor (optically, or by a sensor/ISP crop); the core crops
+    /// the rest (requested / applied) in the frame path.
+    case device(factor: Double)
+    /// The device cannot zoom; the core crops the whole factor in the frame path.
+    case none
+}
+
+/// One open, streaming device. Calls come from the session's queue, one at a time.
+public protocol DriverBinding: AnyObject, Sendable {
+    /// The format really negotiated.
+    var format: StreamFormat { get }
+    /// Moves to `lens` (when the device has several) and crops its field of view by `factor`
+    /// (>= 1, centered). Returns what the device did.
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication
+    /// Turns the torch on or off; returns the state really applied (false without a torch).
+    func applyTorch(_ on: Bool) -> Bool
+    /// Applies a focus mode; returns the mode really in effect.
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode
+    /// Focuses at a point in sensor-normalized coordinates (already mapped through the crop).
+    /// Returns false when unsupported.
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool
+    /// Stops streaming and releases the device. Returns only when another process could open
+    /// and stream it (S6); no frame is delivered to the sink after it returns.
+    func close()
+}
+
+/// Where a driver delivers frames and events. Thread-safe; call from any thread.
+public final class DriverSink: Sendable {
+    let frameHandler: @Sendable (Frame) -> Void
+    let eventHandler: @Sendable (DriverEvent) -> Void
+
+    public init(frame: @escaping @Sendable (Frame) -> Void, event: @escaping @Sendable (DriverEvent) -> Void) {
+        frameHandler = frame
+        eventHandler = event
+    }
+
+    /// Hands one frame to the core. May block under the `.block` back-pressure policy.
+    public func deliver(_ frame: Frame) { frameHandler(frame) }
+    /// Reports an event (interruption, recovery, fatal failure).
+    public func report(_ event: DriverEvent) { eventHandler(event) }
+}
+
+/// Something a driver noticed while streaming.
+public enum DriverEvent: Sendable, Hashable {
+    /// Frames stopped for a known reason (device suspended, source paused); recovery is expected.
+    case interrupted(String)
+    /// The stream failed for good (disconnect, I/O error).
+    case failed(CameraError)
+    /// An external change to a control (another app set the torch or focus).
+    case torchChanged(Bool)
+    case endOfStream
+}

@@ -1,0 +1,111 @@
+/// A fatal camera failure, or a refused request (S7, B2).
+///
+/// Every case names the value or device it is about, so the message alone tells the user what
+/// to fix.
+public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The user may not open the device node; `remedy` says how to get access.
+    case permissionDenied(device: String, remedy: String)
+    /// Another process or session is using the device.
+    case busy(device: String, detail: String)
+    /// The device went away (unplugged, driver unbound).
+    case disconnected(device: String)
+    /// The device or backend cannot do what was asked.
+    case unsupported(String)
+    /// Setting up the stream failed (format negotiation, pipeline linking, ...).
+    case configurationFailed(String)
+    /// The stream broke while running.
+    case streamFailed(String)
+    /// A parameter was malformed (NaN, out of range with no sensible clamp, unwritable path...).
+    case invalidArgument(name: String, value: String, reason: String)
+    /// No device with this ID exists in the named backend.
+    case unknownDevice(id: String, backend: String)
+    /// No backend with this identifier is registered.
+    case unknownBackend(String, known: [String])
+    /// The backend exists but cannot be used here; `reason` says why.
+    case backendUnavailable(backend: String, reason: String)
+    /// `LensSelection.pin(_:)` on a lens that reports `isPinnable == false`.
+    case lensNotPinnable(lensID: String)
+    /// An operation did not finish in time.
+    case timeout(String)
+
+    /// A short stable code, for logs and JSON.
+    public var code: String {
+        switch self {
+        case .permissionDenied: return "permissionDenied"
+        case .busy: return "busy"
+        case .disconnected: return "disconnected"
+        case .unsupported: return "unsupported"
+        case .configurationFailed: return "configurationFailed"
+        case .streamFailed: return "streamFailed"
+        case .invalidArgument: return "invalidArgument"
+        case .unknownDevice: return "unknownDevice"
+        case .unknownBackend: return "unknownBackend"
+        case .backendUnavailable: return "backendUnavailable"
+        case .lensNotPinnable: return "lensNotPinnable"
+        case .timeout: return "timeout"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .permissionDenied(let device, let remedy):
+            return "permission denied opening \(device): \(remedy)"
+        case .busy(let device, let detail):
+            return "device \(device) is busy: \(detail)"
+        case .disconnected(let device):
+            return "device \(device) was disconnected"
+        case .unsupported(let what):
+            return "unsupported: \(what)"
+        case .configurationFailed(let what):
+            return "configuration failed: \(what)"
+        case .streamFailed(let what):
+            return "stream failed: \(what)"
+        case .invalidArgument(let name, let value, let reason):
+            return "invalid \(name) '\(value)': \(reason)"
+        case .unknownDevice(let id, let backend):
+            return "unknown device '\(id)' in backend \(backend)"
+        case .unknownBackend(let name, let known):
+            return "unknown backend '\(name)' (known: \(known.joined(separator: ", ")))"
+        case .backendUnavailable(let backend, let reason):
+            return "backend \(backend) unavailable: \(reason)"
+        case .lensNotPinnable(let id):
+            return "lens '\(id)' is not pinnable"
+        case .timeout(let what):
+            return "timed out: \(what)"
+        }
+    }
+}
+
+/// A non-fatal problem on a live session (S7). The session keeps its status.
+public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A pinned lens could not be bound; the session fell back to automatic selection (L2).
+    case lensUnavailable(lensID: String)
+    /// No device of the requested facing exists; the current binding stays.
+    case facingUnavailable(Facing)
+    /// The device lacks a control the app asked for (a focus mode, a focus point...).
+    case controlUnsupported(String)
+    /// A setter got a value it could not use (NaN); the desired value was left unchanged (B1).
+    case invalidArgument(name: String, value: String)
+    /// The source reported dropped frames.
+    case framesDropped(Int)
+
+    public var code: String {
+        switch self {
+        case .lensUnavailable: return "lensUnavailable"
+        case .facingUnavailable: return "facingUnavailable"
+        case .controlUnsupported: return "controlUnsupported"
+        case .invalidArgument: return "invalidArgument"
+        case .framesDropped: return "framesDropped"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .lensUnavailable(let id): return "lens '\(id)' unavailable; using automatic lens selection"
+        case .facingUnavailable(let facing): return "no \(facing) camera; binding unchanged"
+        case .controlUnsupported(let what): return "control unsupported: \(what)"
+        case .invalidArgument(let name, let value): return "ignored invalid \(name) '\(value)'"
+        case .framesDropped(let n): return "\(n) frames dropped"
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// One full, immutable snapshot of what a camera session is doing (S1).
+///
+/// Every field is set on every snapshot, so a UI can render itself from one value. A snapshot is
+/// delivered for every transition (S2) and `CameraDevice.currentState` always equals the last one
+/// delivered (S3).
+public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible {
+    public let status: CameraStatus
+    /// Current zoom in the live scale: wide-normalized on an automatic binding, pinned-lens 1x-based under a pin.
+    public let zoomRatio: Double
+    public let minZoomRatio: Double
+    /// Never above 8.0 (Z2).
+    public let maxZoomRatio: Double
+    public let isTorchEnabled: Bool
+    public let focusMode: FocusMode
+    /// The lens frames come from, nil when not bound.
+    public let activeLens: Lens?
+    /// True once the current binding delivered a frame; reset on every rebind, stop, interruption and error (S5).
+    public let isPreviewActive: Bool
+    /// True on exactly one snapshot: the one that marks the device really released (S6).
+    public let isReleased: Bool
+    public let warning: CameraWarning?
+    public let error: CameraError?
+    /// Position of this snapshot in the session's sequence, starting at 0 for the initial state.
+    public let sequence: UInt64
+
+    public init(
+        status: CameraStatus, zoomRatio: Double, minZoomRatio: Double, maxZoomRatio: Double,
+        isTorchEnabled: Bool, focusMode: FocusMode, activeLens: Lens?, isPreviewActive: Bool,
+        isReleased: Bool, warning: CameraWarning?, error: CameraError?, sequence: UInt64
+    ) {
+        self.status = status
+        self.zoomRatio = zoomRatio
+        self.minZoomRatio = minZoomRatio
+        self.maxZoomRatio = maxZoomRatio
+        self.isTorchEnabled = isTorchEnabled
+        self.focusMode = focusMode
+        self.activeLens = activeLens
+        self.isPreviewActive = isPreviewActive
+        self.isReleased = isReleased
+        self.warning = warning
+        self.error = error
+        self.sequence = sequence
+    }
+
+    /// The state of a session that was never started.
+    public static let initial = CameraState(
+        status: .idle, zoomRatio: 1, minZoomRatio: 1, maxZoomRatio: 1, isTorchEnabled: false,
+        focusMode: .continuous, activeLens: nil, isPreviewActive: false, isReleased: false,
+        warning: nil, error: nil, sequence: 0)
+
+    public var description: String {
+        var s = "#\(sequence) \(status) zoom \(ZoomMath.format(zoomRatio)) [\(ZoomMath.format(minZoomRatio))...\(ZoomMath.format(maxZoomRatio))]"
+        s += " torch \(isTorchEnabled ? "on" : "off") focus \(focusMode)"
+        s += " lens \(activeLens?.id ?? "-") preview \(isPreviewActive)"
+        if isReleased { s += " RELEASED" }
+        if let warning { s += " warning: \(warning)" }
+        if let error { s += " error: \(error)" }
+        return s
+    }
+}

@@ -1,0 +1,61 @@
+/// How a device makes zoom real (Z5).
+public enum ZoomMethod: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Optical zoom (a zoom lens motor, V4L2 ZOOM_ABSOLUTE).
+    case optical
+    /// Digital zoom by a sensor or ISP crop (V4L2 selection API, libcamera ScalerCrop, a virtual sensor).
+    case sensorCrop
+    /// Digital zoom by a crop in CamHAL's own frame path (`Frame.visibleRect`).
+    case frameCrop
+    public var description: String { rawValue }
+}
+
+/// What a backend knows about one device before any session starts: the raw material of
+/// `CameraCapabilities` (K1). Produced by the backend's enumeration; costs no streaming.
+public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Stable identifier, unique within the backend (survives re-plugging where the bus allows).
+    public var id: String
+    /// Human name (card name, camera model).
+    public var name: String
+    /// Identifier of the backend that drives it.
+    public var backend: String
+    public var facing: Facing
+    /// Lenses, wide-normalized; at least one.
+    public var lenses: [Lens]
+    public var hasTorch: Bool
+    public var supportsFocusPoint: Bool
+    /// Requestable focus modes; empty for a fixed-focus lens.
+    public var focusModes: [FocusMode]
+    public var formats: [FormatDescription]
+    public var zoomMethod: ZoomMethod
+    /// Whether a second session (or process) streaming the device is refused (R4).
+    public var isExclusive: Bool
+    /// Backend-specific facts worth showing (node path, bus info, driver...).
+    public var details: [String: String]
+
+    public init(
+        id: String, name: String, backend: String, facing: Facing, lenses: [Lens],
+        hasTorch: Bool = false, supportsFocusPoint: Bool = false, focusModes: [FocusMode] = [],
+        formats: [FormatDescription], zoomMethod: ZoomMethod = .frameCrop, isExclusive: Bool = true,
+        details: [String: String] = [:]
+    ) {
+        self.id = id
+        self.name = name
+        self.backend = backend
+        self.facing = facing
+        self.lenses = lenses
+        self.hasTorch = hasTorch
+        self.supportsFocusPoint = supportsFocusPoint
+        self.focusModes = focusModes
+        self.formats = formats
+        self.zoomMethod = zoomMethod
+        self.isExclusive = isExclusive
+        self.details = details
+    }
+
+    public var description: String { "\(backend):\(id) '\(name)' (\(facing))" }
+
+    /// A single external lens with the given digital ceiling: the usual webcam.
+    public static func singleLens(id: String = "main", kind: LensKind = .external, facing: Facing, maxZoom: Double = ZoomMath.cap) -> [Lens] {
+        [Lens(id: id, kind: kind, facing: facing, minZoomRatio: 1, maxZoomRatio: maxZoom, hasFlash: false, isPinnable: true)]
+    }
+}

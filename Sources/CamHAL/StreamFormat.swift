@@ -1,0 +1,86 @@
+/// One format a device can stream: pixel format, size and the frame rates offered at that size (K1).
+public struct FormatDescription: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var pixelFormat: PixelFormat
+    public var size: Size
+    /// Frames per second, highest first. Empty when the device does not say.
+    public var frameRates: [Double]
+
+    public init(pixelFormat: PixelFormat, size: Size, frameRates: [Double]) {
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.frameRates = frameRates.sorted(by: >)
+    }
+
+    public var description: String {
+        let rates = frameRates.map { ZoomMath.format($0) }.joined(separator: ",")
+        return "\(pixelFormat) \(size)" + (rates.isEmpty ? "" : " @ \(rates) fps")
+    }
+}
+
+/// What the app asks for when a session binds; every field optional. Backends pick the closest
+/// format the device offers and report what they really chose in `StreamFormat`.
+public struct StreamRequest: Sendable, Hashable, Codable {
+    public var pixelFormat: PixelFormat?
+    public var size: Size?
+    public var frameRate: Double?
+
+    public init(pixelFormat: PixelFormat? = nil, size: Size? = nil, frameRate: Double? = nil) {
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.frameRate = frameRate
+    }
+
+    /// The default: a moderate size (640x480 class) so every device streams at a useful rate.
+    public static let `default` = StreamRequest()
+
+    /// Picks the best match for this request among `formats`: the requested pixel format if offered
+    /// (else the first raw format preferring YUYV/NV12), the offered size closest in area to the
+    /// requested one (default 640x480), and the offered rate closest to the request (default the highest).
+    public func choose(from formats: [FormatDescription]) -> FormatDescription? {
+        guard !formats.isEmpty else { return nil }
+        let preferred: [PixelFormat] = [.yuyv, .nv12, .i420, .bgr24, .rgb24, .bgra, .rgba, .uyvy, .gray8, .mjpeg]
+        let pixel: PixelFormat
+        if let want = pixelFormat, formats.contains(where: { $0.pixelFormat == want }) {
+            pixel = want
+        } else if let p = preferred.first(where: { p in formats.contains { $0.pixelFormat == p } }) {
+            pixel = p
+        } else {
+            pixel = formats[0].pixelFormat
+        }
+        let candidates = formats.filter { $0.pixelFormat == pixel }
+        let target = size ?? Size(width: 640, height: 480)
+        let targetArea = Double(target.width * target.height)
+        func distance(_ f: FormatDescription) -> Double {
+            let area = Double(f.size.width * f.size.height)
+            return abs(log(area / targetArea)) + (f.size == target ? -1 : 0)
+        }
+        return candidates.min { distance($0) < distance($1) }
+    }
+}
+
+/// The format a binding really streams.
+public struct StreamFormat: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var pixelFormat: PixelFormat
+    public var width: Int
+    public var height: Int
+    /// Frames per second the device was configured for (0 when unknown).
+    public var frameRate: Double
+
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: Double) {
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+    }
+
+    public var size: Size { Size(width: width, height: height) }
+    public var description: String { "\(pixelFormat) \(width)x\(height) @ \(ZoomMath.format(frameRate)) fps" }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

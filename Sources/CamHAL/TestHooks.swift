@@ -1,0 +1,21 @@
+/// A fault a test can inject into a backend that supports it (the virtual camera does).
+public enum InjectedFault: Sendable, Hashable {
+    /// Frames stop for `seconds`, then resume by themselves (S8).
+    case interruption(seconds: Double)
+    /// The device is held elsewhere: binds fail with `busy` until `.clear` (R4).
+    case busy
+    /// The device disappears: a live stream fails with `disconnected`, listing drops it until `.clear` (S7, D3).
+    case disconnect
+    /// Binding this lens fails until `.clear` (L2).
+    case lensUnavailable(lensID: String)
+    /// Undoes every injected fault on the device.
+    case clear
+}
+
+/// Hooks a backend may offer so tests and the conformance suite can inject faults and observe the
+/// device side of a control (what the "hardware" received).
+public protocol TestHooks: Sendable {
+    func inject(_ fault: InjectedFault, deviceID: String)
+    /// The last focus point the device received, in lens-normalized coordinates.
+    func lastFocusPoint(deviceID: String) -> NormalizedPoint?
+}

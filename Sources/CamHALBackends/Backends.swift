@@ -1,0 +1,13 @@
+import CamHAL
+import CamHALVirtual
+
+/// The backends CamHAL ships, in the default order of preference.
+public enum Backends {
+    /// Every backend linked into this build.
+    public static func all() -> [any CameraBackend] {
+        [VirtualBackend.shared]
+    }
+
+    /// A registry of every backend, honouring `CAMHAL_BACKENDS`.
+    public static func registry() -> BackendRegistry { BackendRegistry(all()) }
+}
