@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "CamHAL", targets: ["CamHAL"]),
         .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
+        .library(name: "CamHALLibCamera", targets: ["CamHALLibCamera"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .executable(name: "camhal", targets: ["camhal"]),
@@ -16,9 +17,15 @@ let package = Package(
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
+        // libcamera backend: flags (CLibcamera), a C++17 shim with an extern "C" API, the Swift backend.
+        .systemLibrary(
+            name: "CLibcamera", path: "Backends/LibCamera/CLibcamera", pkgConfig: "libcamera",
+            providers: [.apt(["libcamera-dev"])]),
+        .target(name: "CamHALLibcameraShim", dependencies: ["CLibcamera"], path: "Backends/LibCamera/Shim"),
+        .target(name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALLibcameraShim"], path: "Backends/LibCamera/Swift"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALLibCamera"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
         .executableTarget(
@@ -33,6 +40,11 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
             path: "Tests/ConformanceTests"),
+        .testTarget(
+            name: "LibCameraTests",
+            dependencies: ["CamHAL", "CamHALLibCamera"],
+            path: "Tests/LibCameraTests"),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

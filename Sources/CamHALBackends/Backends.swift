@@ -1,11 +1,12 @@
 import CamHAL
+import CamHALLibCamera
 import CamHALVirtual
 
 /// The backends CamHAL ships, in the default order of preference.
 public enum Backends {
     /// Every backend linked into this build.
     public static func all() -> [any CameraBackend] {
-        [VirtualBackend.shared]
+        [LibCameraBackend.shared, VirtualBackend.shared]
     }
 
     /// A registry of every backend, honouring `CAMHAL_BACKENDS`.

@@ -1,0 +1,546 @@
+// camhal_libcamera.cpp: the C++ side of CamHAL's libcamera backend. Written against libcamera
+// 0.0.3 (Debian 12) using only API still present in 0.1-0.5 (no CameraManager::get(dev_t), no
+// Request::Private), so it should build against newer releases too.
+
+#include "camhal_libcamera.h"
+
+#include <libcamera/camera.h>
+#include <libcamera/camera_manager.h>
+#include <libcamera/control_ids.h>
+#include <libcamera/controls.h>
+#include <libcamera/formats.h>
+#include <libcamera/framebuffer.h>
+#include <libcamera/framebuffer_allocator.h>
+#include <libcamera/property_ids.h>
+#include <libcamera/request.h>
+#include <libcamera/stream.h>
+#include <libcamera/version.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/mman.h>
+
+using namespace libcamera;
+
+namespace {
+
+void put(char *err, size_t errlen, const std::string &msg) {
+    if (err && errlen > 0) snprintf(err, errlen, "%s", msg.c_str());
+}
+
+#define CAMHAL_STR2(x) #x
+#define CAMHAL_STR(x) CAMHAL_STR2(x)
+
+// MARK: The process-wide CameraManager
+
+struct Watcher {
+    camhal_lc_hotplug_fn fn;
+    void *ctx;
+};
+
+std::mutex g_mutex;               // guards g_manager start, g_acquired
+CameraManager *g_manager = nullptr;  // never deleted: a second CameraManager aborts the process
+bool g_start_attempted = false;
+int g_start_error = 0;
+std::string g_start_message;
+std::map<uint64_t, Watcher> g_watchers;
+uint64_t g_next_token = 1;
+std::set<std::string> g_acquired;  // cameras held by a session of this process
+
+// Held while watchers run, so that after camhal_lc_unwatch returns no callback is in flight.
+std::mutex g_watch_mutex;
+
+void notifyWatchers(const std::string &id, int added) {
+    std::lock_guard<std::mutex> lock(g_watch_mutex);
+    for (auto &w : g_watchers) w.second.fn(w.second.ctx, id.c_str(), added);
+}
+
+void onCameraAdded(std::shared_ptr<Camera> cam) { notifyWatchers(cam->id(), 1); }
+void onCameraRemoved(std::shared_ptr<Camera> cam) { notifyWatchers(cam->id(), 0); }
+
+/// The started manager, or nullptr with the start error in `err`.
+CameraManager *manager(int *rc, char *err, size_t errlen) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_start_attempted) {
+        g_start_attempted = true;
+        setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);  // keep the user's setting if present
+        auto *m = new CameraManager();
+        int r = m->start();
+        if (r < 0) {
+            g_start_error = r;
+            g_start_message = std::string("libcamera CameraManager::start() failed: ") + strerror(-r);
+            // Deliberately leaked: destroying and re-creating a manager is not allowed.
+        } else {
+            m->cameraAdded.connect(&onCameraAdded);
+            m->cameraRemoved.connect(&onCameraRemoved);
+            g_manager = m;
+        }
+    }
+    if (!g_manager) {
+        if (rc) *rc = g_start_error ? g_start_error : -ENODEV;
+        put(err, errlen, g_start_message);
+        return nullptr;
+    }
+    if (rc) *rc = 0;
+    return g_manager;
+}
+
+template <typename T>
+bool listHas(const ControlInfoMap &map, const Control<T> &ctrl) {
+    return map.find(&ctrl) != map.end();
+}
+
+}  // namespace
+
+// MARK: Session
+
+struct camhal_lc_session {
+    std::shared_ptr<Camera> camera;
+    std::string id;
+    std::unique_ptr<CameraConfiguration> config;
+    Stream *stream = nullptr;
+    std::unique_ptr<FrameBufferAllocator> allocator;
+    std::vector<std::unique_ptr<Request>> requests;
+
+    struct Mapping {
+        void *addr;
+        size_t length;
+    };
+    std::vector<Mapping> mappings;
+    struct PlaneView {
+        const uint8_t *data;
+        size_t length;
+    };
+    std::vector<std::vector<PlaneView>> planes;  // [buffer][plane]
+
+    camhal_lc_frame_fn frameFn = nullptr;
+    camhal_lc_event_fn eventFn = nullptr;
+    void *ctx = nullptr;
+
+    std::mutex mutex;  // guards running vs queueRequest, the control state, closed
+    std::atomic<bool> running{false};
+    bool acquired = false;
+    bool closed = false;
+    bool started = false;
+
+    // Supported controls (from camera->controls()).
+    bool canCrop = false, canAfMode = false, canAfTrigger = false, canAfWindows = false, canAfMetering = false,
+         canLensPosition = false;
+    // Desired controls, carried by every request (the trigger only once).
+    bool hasCrop = false;
+    Rectangle crop;
+    int32_t afMode = -1;
+    bool triggerPending = false;
+    bool hasWindow = false;
+    Rectangle window;
+    float lensPosition = -1;
+
+    void fillControls(Request *req) {
+        ControlList &c = req->controls();
+        if (canCrop && hasCrop) c.set(controls::ScalerCrop, crop);
+        if (canAfMode && afMode >= 0) c.set(controls::AfMode, afMode);
+        if (canAfWindows && hasWindow) {
+            if (canAfMetering) c.set(controls::AfMetering, static_cast<int32_t>(controls::AfMeteringWindows));
+            c.set(controls::AfWindows, Span<const Rectangle>(&window, 1));
+        }
+        if (canLensPosition && lensPosition >= 0 && afMode == controls::AfModeManual)
+            c.set(controls::LensPosition, lensPosition);
+        if (canAfTrigger && triggerPending) {
+            c.set(controls::AfTrigger, static_cast<int32_t>(controls::AfTriggerStart));
+            triggerPending = false;
+        }
+    }
+
+    void requestComplete(Request *req) {
+        if (req->status() == Request::RequestCancelled || !running.load()) return;
+        const auto &bufs = req->buffers();
+        if (bufs.empty()) return;
+        FrameBuffer *fb = bufs.begin()->second;
+        const FrameMetadata &md = fb->metadata();
+        camhal_lc_completion c;
+        memset(&c, 0, sizeof c);
+        c.buffer_index = static_cast<uint32_t>(req->cookie());
+        c.sequence = md.sequence;
+        c.timestamp_ns = md.timestamp;
+        c.status = md.status == FrameMetadata::FrameSuccess ? 0 : 1;
+        c.af_state = -1;
+        if (c.buffer_index >= planes.size()) return;
+        const auto &pv = planes[c.buffer_index];
+        auto mdPlanes = md.planes();
+        c.plane_count = static_cast<uint32_t>(std::min<size_t>(pv.size(), CAMHAL_LC_MAX_PLANES));
+        for (uint32_t i = 0; i < c.plane_count; i++) {
+            c.plane_data[i] = pv[i].data;
+            size_t used = i < mdPlanes.size() ? mdPlanes[i].bytesused : pv[i].length;
+            c.plane_bytesused[i] = static_cast<uint32_t>(std::min(used, pv[i].length));
+        }
+        const ControlList &meta = req->metadata();
+        if (auto r = meta.get(controls::ScalerCrop)) {
+            c.has_crop = 1;
+            c.crop_x = r->x;
+            c.crop_y = r->y;
+            c.crop_width = r->width;
+            c.crop_height = r->height;
+        }
+        if (auto s = meta.get(controls::AfState)) c.af_state = *s;
+        frameFn(ctx, &c);
+    }
+
+    void onDisconnected() {
+        if (eventFn) eventFn(ctx, 1);
+    }
+
+    void requeue(uint32_t index) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!running.load() || index >= requests.size()) return;
+        Request *req = requests[index].get();
+        req->reuse(Request::ReuseBuffers);
+        fillControls(req);
+        camera->queueRequest(req);
+    }
+
+    /// Everything close() does; safe to call twice.
+    void close() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (closed) return;
+            closed = true;
+            running.store(false);
+        }
+        if (camera) {
+            if (started) camera->stop();  // blocks until queued requests complete or are cancelled
+            camera->requestCompleted.disconnect(this);
+            camera->disconnected.disconnect(this);
+        }
+        requests.clear();
+        if (allocator && stream) allocator->free(stream);
+        allocator.reset();
+        config.reset();
+        if (camera && acquired) {
+            camera->release();
+            std::lock_guard<std::mutex> lock(g_mutex);
+            g_acquired.erase(id);
+        }
+        acquired = false;
+        camera.reset();
+    }
+
+    ~camhal_lc_session() {
+        close();
+        for (auto &m : mappings) munmap(m.addr, m.length);
+    }
+};
+
+// MARK: C API
+
+extern "C" {
+
+const char *camhal_lc_build_version(void) {
+    return CAMHAL_STR(LIBCAMERA_VERSION_MAJOR) "." CAMHAL_STR(LIBCAMERA_VERSION_MINOR) "." CAMHAL_STR(
+        LIBCAMERA_VERSION_PATCH);
+}
+
+const char *camhal_lc_runtime_version(void) {
+    static std::string v = CameraManager::version();
+    return v.c_str();
+}
+
+int camhal_lc_manager_start(char *err, size_t errlen) {
+    int rc = 0;
+    manager(&rc, err, errlen);
+    return rc;
+}
+
+int camhal_lc_enumerate(camhal_lc_camera_fn fn, void *ctx, char *err, size_t errlen) {
+    int rc = 0;
+    CameraManager *m = manager(&rc, err, errlen);
+    if (!m) return rc;
+    auto cams = m->cameras();
+    for (auto &cam : cams) {
+        camhal_lc_camera_info info;
+        memset(&info, 0, sizeof info);
+        std::string id = cam->id();
+        info.id = id.c_str();
+        const ControlList &props = cam->properties();
+        std::string model;
+        if (auto v = props.get(properties::Model)) {
+            model = *v;
+            info.model = model.c_str();
+        }
+        info.location = -1;
+        if (auto v = props.get(properties::Location)) info.location = *v;
+        info.rotation = -1;
+        if (auto v = props.get(properties::Rotation)) info.rotation = *v;
+        if (auto v = props.get(properties::PixelArraySize)) {
+            info.pixel_array_width = v->width;
+            info.pixel_array_height = v->height;
+        }
+        const ControlInfoMap &ctrls = cam->controls();
+        auto cropMax = props.get(properties::ScalerCropMaximum);
+        auto cropIt = ctrls.find(&controls::ScalerCrop);
+        if (cropIt != ctrls.end() && cropMax && cropMax->width > 0 && cropMax->height > 0) {
+            info.has_scaler_crop = 1;
+            info.crop_max_x = cropMax->x;
+            info.crop_max_y = cropMax->y;
+            info.crop_max_width = cropMax->width;
+            info.crop_max_height = cropMax->height;
+            const ControlValue &mn = cropIt->second.min();
+            if (mn.type() == ControlTypeRectangle && !mn.isArray()) {
+                Rectangle r = mn.get<Rectangle>();
+                info.crop_min_width = r.width;
+                info.crop_min_height = r.height;
+            }
+        }
+        auto afIt = ctrls.find(&controls::AfMode);
+        if (afIt != ctrls.end()) {
+            const ControlInfo &ci = afIt->second;
+            if (!ci.values().empty()) {
+                for (const ControlValue &v : ci.values())
+                    if (v.type() == ControlTypeInteger32) info.af_modes |= 1u << (v.get<int32_t>() & 31);
+            } else if (ci.min().type() == ControlTypeInteger32) {
+                for (int32_t v = ci.min().get<int32_t>(); v <= ci.max().get<int32_t>() && v < 32; v++)
+                    info.af_modes |= 1u << v;
+            }
+        }
+        info.has_af_trigger = listHas(ctrls, controls::AfTrigger);
+        info.has_af_windows = listHas(ctrls, controls::AfWindows);
+        info.has_af_metering = listHas(ctrls, controls::AfMetering);
+        info.has_lens_position = listHas(ctrls, controls::LensPosition);
+        auto fdIt = ctrls.find(&controls::FrameDurationLimits);
+        if (fdIt != ctrls.end() && fdIt->second.min().type() == ControlTypeInteger64 && !fdIt->second.min().isArray()) {
+            int64_t us = fdIt->second.min().get<int64_t>();
+            if (us > 0) info.max_frame_rate = 1e6 / static_cast<double>(us);
+        }
+        fn(ctx, &info);
+    }
+    return static_cast<int>(cams.size());
+}
+
+int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_format_fn range_min_fn,
+                      camhal_lc_format_fn range_max_fn, void *ctx, char *err, size_t errlen) {
+    int rc = 0;
+    CameraManager *m = manager(&rc, err, errlen);
+    if (!m) return rc;
+    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
+    if (!cam) {
+        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
+        return -ENODEV;
+    }
+    std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
+    if (!config || config->empty()) {
+        put(err, errlen, "generateConfiguration(Viewfinder) gave nothing for '" + cam->id() + "'");
+        return -EINVAL;
+    }
+    const StreamFormats &formats = config->at(0).formats();
+    int n = 0;
+    for (const PixelFormat &pf : formats.pixelformats()) {
+        for (const Size &s : formats.sizes(pf)) {
+            fn(ctx, pf.fourcc(), s.width, s.height);
+            n++;
+        }
+        SizeRange r = formats.range(pf);
+        if (range_min_fn) range_min_fn(ctx, pf.fourcc(), r.min.width, r.min.height);
+        if (range_max_fn) range_max_fn(ctx, pf.fourcc(), r.max.width, r.max.height);
+    }
+    return n;
+}
+
+uint64_t camhal_lc_watch(camhal_lc_hotplug_fn fn, void *ctx) {
+    if (!manager(nullptr, nullptr, 0)) return 0;
+    std::lock_guard<std::mutex> lock(g_watch_mutex);
+    uint64_t token = g_next_token++;
+    g_watchers[token] = Watcher{ fn, ctx };
+    return token;
+}
+
+void camhal_lc_unwatch(uint64_t token) {
+    std::lock_guard<std::mutex> lock(g_watch_mutex);
+    g_watchers.erase(token);
+}
+
+camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32_t width, uint32_t height,
+                                  uint32_t buffer_count, camhal_lc_frame_fn frame_fn, camhal_lc_event_fn event_fn,
+                                  void *ctx, camhal_lc_configured *out, int *errno_out, char *err, size_t errlen) {
+    int rc = 0;
+    auto fail = [&](int code, const std::string &msg) -> camhal_lc_session * {
+        if (errno_out) *errno_out = code;
+        put(err, errlen, msg);
+        return nullptr;
+    };
+    CameraManager *m = manager(&rc, err, errlen);
+    if (!m) {
+        if (errno_out) *errno_out = rc;
+        return nullptr;
+    }
+    std::string id = camera_id ? camera_id : "";
+    std::shared_ptr<Camera> cam = m->get(id);
+    if (!cam) return fail(-ENODEV, "no libcamera camera '" + id + "' (unplugged?)");
+
+    std::unique_ptr<camhal_lc_session> s(new camhal_lc_session());
+    s->camera = cam;
+    s->id = id;
+    s->frameFn = frame_fn;
+    s->eventFn = event_fn;
+    s->ctx = ctx;
+
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        if (g_acquired.count(id)) return fail(-EBUSY, "another CamHAL session of this process streams '" + id + "'");
+    }
+    int r = cam->acquire();
+    if (r < 0) {
+        if (r == -EBUSY)
+            return fail(r, "acquire() of '" + id + "' failed: Pipeline handler in use by another process " +
+                               "(another camera app, or PipeWire/WirePlumber holding the camera)");
+        return fail(r, "acquire() of '" + id + "' failed: " + strerror(-r));
+    }
+    s->acquired = true;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        g_acquired.insert(id);
+    }
+
+    s->config = cam->generateConfiguration({ StreamRole::Viewfinder });
+    if (!s->config || s->config->empty()) return fail(-EINVAL, "generateConfiguration(Viewfinder) failed for '" + id + "'");
+    StreamConfiguration &sc = s->config->at(0);
+    if (fourcc) sc.pixelFormat = PixelFormat(fourcc);
+    if (width && height) sc.size = Size(width, height);
+    if (buffer_count) sc.bufferCount = buffer_count;
+    std::string wanted = sc.toString();
+    CameraConfiguration::Status st = s->config->validate();
+    if (st == CameraConfiguration::Invalid) return fail(-EINVAL, "configuration " + wanted + " of '" + id + "' is invalid");
+    r = cam->configure(s->config.get());
+    if (r < 0) return fail(r, "configure(" + sc.toString() + ") of '" + id + "' failed: " + strerror(-r));
+    s->stream = sc.stream();
+    if (!s->stream) return fail(-EINVAL, "configure of '" + id + "' produced no stream");
+
+    s->allocator.reset(new FrameBufferAllocator(cam));
+    r = s->allocator->allocate(s->stream);
+    if (r <= 0) return fail(r < 0 ? r : -ENOMEM, "FrameBufferAllocator::allocate for '" + id + "' failed");
+    const auto &buffers = s->allocator->buffers(s->stream);
+
+    // Map every buffer once; planes of one buffer usually share a dmabuf fd at offsets.
+    for (const auto &fb : buffers) {
+        std::map<int, std::pair<uint8_t *, size_t>> byFd;
+        for (const FrameBuffer::Plane &p : fb->planes()) {
+            int fd = p.fd.get();
+            size_t end = static_cast<size_t>(p.offset == FrameBuffer::Plane::kInvalidOffset ? 0 : p.offset) + p.length;
+            auto &e = byFd[fd];
+            e.second = std::max(e.second, end);
+        }
+        for (auto &e : byFd) {
+            void *addr = mmap(nullptr, e.second.second, PROT_READ, MAP_SHARED, e.first, 0);
+            if (addr == MAP_FAILED) return fail(-errno, "mmap of a libcamera buffer failed: " + std::string(strerror(errno)));
+            s->mappings.push_back({ addr, e.second.second });
+            e.second.first = static_cast<uint8_t *>(addr);
+        }
+        std::vector<camhal_lc_session::PlaneView> views;
+        for (const FrameBuffer::Plane &p : fb->planes()) {
+            size_t off = p.offset == FrameBuffer::Plane::kInvalidOffset ? 0 : p.offset;
+            views.push_back({ byFd[p.fd.get()].first + off, p.length });
+        }
+        s->planes.push_back(std::move(views));
+    }
+
+    const ControlInfoMap &ctrls = cam->controls();
+    s->canCrop = listHas(ctrls, controls::ScalerCrop);
+    s->canAfMode = listHas(ctrls, controls::AfMode);
+    s->canAfTrigger = listHas(ctrls, controls::AfTrigger);
+    s->canAfWindows = listHas(ctrls, controls::AfWindows);
+    s->canAfMetering = listHas(ctrls, controls::AfMetering);
+    s->canLensPosition = listHas(ctrls, controls::LensPosition);
+
+    for (size_t i = 0; i < buffers.size(); i++) {
+        std::unique_ptr<Request> req = cam->createRequest(i);
+        if (!req) return fail(-ENOMEM, "createRequest for '" + id + "' failed");
+        r = req->addBuffer(s->stream, buffers[i].get());
+        if (r < 0) return fail(r, "Request::addBuffer for '" + id + "' failed");
+        s->requests.push_back(std::move(req));
+    }
+
+    cam->requestCompleted.connect(s.get(), &camhal_lc_session::requestComplete);
+    cam->disconnected.connect(s.get(), &camhal_lc_session::onDisconnected);
+
+    if (out) {
+        out->fourcc = sc.pixelFormat.fourcc();
+        out->width = sc.size.width;
+        out->height = sc.size.height;
+        out->stride = sc.stride;
+        out->frame_size = sc.frameSize;
+        out->buffer_count = static_cast<uint32_t>(buffers.size());
+        out->adjusted = st == CameraConfiguration::Adjusted;
+    }
+
+    if (errno_out) *errno_out = 0;
+    return s.release();
+}
+
+int camhal_lc_start(camhal_lc_session *s, char *err, size_t errlen) {
+    if (!s || !s->camera) return -EINVAL;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (s->closed || s->started) return -EINVAL;
+    int r = s->camera->start();
+    if (r < 0) {
+        put(err, errlen, "start() of '" + s->id + "' failed: " + strerror(-r));
+        return r;
+    }
+    s->started = true;
+    s->running.store(true);
+    for (auto &req : s->requests) {
+        s->fillControls(req.get());
+        r = s->camera->queueRequest(req.get());
+        if (r < 0) {
+            put(err, errlen, "queueRequest on '" + s->id + "' failed: " + strerror(-r));
+            return r;
+        }
+    }
+    return 0;
+}
+
+int camhal_lc_plane(camhal_lc_session *s, uint32_t buffer_index, uint32_t plane, const void **data, size_t *length) {
+    if (!s || buffer_index >= s->planes.size() || plane >= s->planes[buffer_index].size()) return -EINVAL;
+    *data = s->planes[buffer_index][plane].data;
+    *length = s->planes[buffer_index][plane].length;
+    return 0;
+}
+
+void camhal_lc_requeue(camhal_lc_session *s, uint32_t buffer_index) {
+    if (s) s->requeue(buffer_index);
+}
+
+void camhal_lc_set_crop(camhal_lc_session *s, int32_t x, int32_t y, uint32_t width, uint32_t height) {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->hasCrop = width > 0 && height > 0;
+    s->crop = Rectangle(x, y, width, height);
+}
+
+void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_start, int32_t wx, int32_t wy,
+                         uint32_t ww, uint32_t wh, float lens_position) {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (mode >= 0) s->afMode = mode;
+    if (trigger_start) s->triggerPending = true;
+    if (ww > 0 && wh > 0) {
+        s->hasWindow = true;
+        s->window = Rectangle(wx, wy, ww, wh);
+    }
+    if (lens_position >= 0) s->lensPosition = lens_position;
+}
+
+void camhal_lc_close(camhal_lc_session *s) {
+    if (s) s->close();
+}
+
+void camhal_lc_destroy(camhal_lc_session *s) { delete s; }
+
+}  // extern "C"

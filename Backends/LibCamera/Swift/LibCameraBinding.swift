@@ -1,0 +1,196 @@
+import CamHAL
+import CamHALLibcameraShim
+import Foundation
+
+/// Owns one shim session: its mapped planes stay valid while any frame (or the binding) holds this
+/// handle, so a frame the app keeps after `close()` still points at mapped memory.
+final class LibCameraSessionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    /// Requeues the buffer's request if the session still runs (a no-op after close).
+    func requeue(_ index: UInt32) { camhal_lc_requeue(pointer, index) }
+    deinit { camhal_lc_destroy(pointer) }  // closes if needed, then unmaps
+}
+
+/// One open libcamera camera streaming into a `DriverSink`.
+final class LibCameraBinding: DriverBinding, @unchecked Sendable {
+    let format: StreamFormat
+    let info: LibCameraInfo
+    private let sink: DriverSink
+    private let bytesPerRow: Int
+    private let cameraFourCC: UInt32
+    /// Set once, before the camera starts.
+    private var handle: LibCameraSessionHandle?
+
+    private struct State {
+        /// Desired ScalerCrop, normalized to ScalerCropMaximum (`.full` when not cropping).
+        var crop: NormalizedRect = .full
+        var focusMode: FocusMode = .continuous
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    private init(info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink) {
+        self.info = info
+        self.format = format
+        self.cameraFourCC = cameraFourCC
+        self.bytesPerRow = bytesPerRow
+        self.sink = sink
+    }
+
+    /// Acquires, configures (reporting what libcamera really chose), maps and starts.
+    static func open(info: LibCameraInfo, chosen: FormatDescription?, sink: DriverSink) throws(CameraError) -> LibCameraBinding {
+        var configured = camhal_lc_configured()
+        var code: Int32 = 0
+        var err = [CChar](repeating: 0, count: 512)
+        let fourcc = chosen.map { LibCameraPixelFormat.libcamera(from: $0.pixelFormat) } ?? 0
+        let width = UInt32(chosen?.size.width ?? 0), height = UInt32(chosen?.size.height ?? 0)
+        // The context must exist before the session, but the session delivers nothing before start.
+        let relay = LibCameraRelay()
+        guard let session = camhal_lc_open(
+            info.id, fourcc, width, height, 0, libcameraFrameCallback, libcameraEventCallback,
+            Unmanaged.passUnretained(relay).toOpaque(), &configured, &code, &err, err.count)
+        else {
+            let message = LibCameraManager.message(err, fallback: "error \(code)")
+            switch -code {
+            case EBUSY: throw CameraError.busy(device: info.id, detail: message)
+            case ENODEV: throw CameraError.disconnected(device: info.id)
+            case EACCES, EPERM:
+                throw CameraError.permissionDenied(device: info.id, remedy: "\(message); add the user to the 'video' group")
+            default: throw CameraError.configurationFailed("libcamera camera '\(info.id)': \(message)")
+            }
+        }
+        let handle = LibCameraSessionHandle(session)
+        let pf = LibCameraPixelFormat.camhal(fromLibcamera: configured.fourcc)
+        let format = StreamFormat(
+            pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: info.maxFrameRate)
+        let binding = LibCameraBinding(
+            info: info, format: format, cameraFourCC: configured.fourcc,
+            bytesPerRow: Int(configured.stride), sink: sink)
+        binding.handle = handle
+        relay.binding = binding
+        binding.relay = relay
+        if camhal_lc_start(session, &err, err.count) != 0 {
+            binding.close()
+            throw CameraError.configurationFailed(
+                "libcamera camera '\(info.id)': \(LibCameraManager.message(err, fallback: "start failed"))")
+        }
+        return binding
+    }
+
+    /// Keeps the callback context alive as long as the binding.
+    private var relay: LibCameraRelay?
+
+    deinit { close() }
+
+    // MARK: Frames (libcamera's thread)
+
+    func completed(_ c: camhal_lc_completion) {
+        guard let handle else { return }
+        let index = c.buffer_index
+        guard c.status == 0, c.plane_count > 0 else {
+            handle.requeue(index)  // an errored buffer: give it straight back
+            return
+        }
+        var planes: [FramePlane] = []
+        withUnsafeBytes(of: c.plane_data) { dataRaw in
+            withUnsafeBytes(of: c.plane_bytesused) { usedRaw in
+                let data = dataRaw.bindMemory(to: UnsafeRawPointer?.self)
+                let used = usedRaw.bindMemory(to: UInt32.self)
+                for i in 0..<Int(min(c.plane_count, UInt32(CAMHAL_LC_MAX_PLANES))) {
+                    guard let base = data[i] else { continue }
+                    planes.append(FramePlane(baseAddress: base, length: Int(used[i]), bytesPerRow: planeStride(i)))
+                }
+            }
+        }
+        let crop: NormalizedRect
+        if c.has_crop != 0, let maximum = info.scalerCropMaximum {
+            crop = LibCameraGeometry.normalized(
+                SensorRect(x: Int(c.crop_x), y: Int(c.crop_y), width: Int(c.crop_width), height: Int(c.crop_height)), in: maximum)
+        } else {
+            crop = state.value.crop
+        }
+        let frame = Frame(
+            format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
+            sequence: c.sequence, timestamp: Double(c.timestamp_ns) / 1e9, sensorCrop: crop,
+            onRelease: { handle.requeue(index) })
+        sink.deliver(frame)
+    }
+
+    private func planeStride(_ plane: Int) -> Int {
+        guard plane > 0 else { return bytesPerRow }
+        switch format.pixelFormat {
+        case .i420, PixelFormat(fourCC: "YV12") ?? .i420: return bytesPerRow / 2
+        default: return bytesPerRow
+        }
+    }
+
+    func disconnected() {
+        guard !state.value.closed else { return }
+        sink.report(.failed(.disconnected(device: info.id)))
+    }
+
+    // MARK: Controls (the session's queue)
+
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication {
+        guard let maximum = info.scalerCropMaximum, let handle else { return .none }
+        let rect = LibCameraGeometry.scalerCrop(factor: factor, maximum: maximum, minimum: info.scalerCropMinimum)
+        camhal_lc_set_crop(handle.pointer, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height))
+        state.withLock { $0.crop = LibCameraGeometry.normalized(rect, in: maximum) }
+        return .device(factor: LibCameraGeometry.factor(of: rect, in: maximum))
+    }
+
+    func applyTorch(_ on: Bool) -> Bool { false }  // no torch control in libcamera 0.0.3
+
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode {
+        guard let handle, !info.afModes.isEmpty else { return .fixed }
+        let af: Int32
+        var trigger: Int32 = 0
+        switch mode {
+        case .continuous: af = Int32(CAMHAL_LC_AF_CONTINUOUS)
+        case .auto:
+            af = Int32(CAMHAL_LC_AF_AUTO)
+            trigger = info.hasAfTrigger ? 1 : 0
+        case .locked: af = Int32(CAMHAL_LC_AF_AUTO)
+        case .manual: af = Int32(CAMHAL_LC_AF_MANUAL)
+        case .fixed: return state.value.focusMode
+        }
+        guard info.afModes.contains(af) else { return state.value.focusMode }
+        camhal_lc_set_focus(handle.pointer, af, trigger, 0, 0, 0, 0, -1)
+        state.withLock { $0.focusMode = mode }
+        return mode
+    }
+
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool {
+        guard info.hasAfWindows, let reference = info.cropReference, let handle else { return false }
+        let window = LibCameraGeometry.afWindow(at: point, maximum: reference)
+        let trigger: Int32 = state.value.focusMode == .auto && info.hasAfTrigger ? 1 : 0
+        camhal_lc_set_focus(
+            handle.pointer, -1, trigger, Int32(window.x), Int32(window.y), UInt32(window.width), UInt32(window.height), -1)
+        return true
+    }
+
+    /// Stops (blocking until libcamera completed or cancelled every request), frees the buffers'
+    /// allocator, releases the camera. Frames still held keep their memory mapped until dropped.
+    func close() {
+        let first = state.withLock { s -> Bool in defer { s.closed = true }; return !s.closed }
+        guard first, let handle else { return }
+        camhal_lc_close(handle.pointer)
+    }
+}
+
+/// The C callbacks' context: forwards to the binding (weak, so the binding's lifetime decides).
+final class LibCameraRelay: @unchecked Sendable {
+    weak var binding: LibCameraBinding?
+}
+
+private let libcameraFrameCallback: camhal_lc_frame_fn = { ctx, completion in
+    guard let ctx, let completion else { return }
+    let relay = Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue()
+    relay.binding?.completed(completion.pointee)
+}
+
+private let libcameraEventCallback: camhal_lc_event_fn = { ctx, _ in
+    guard let ctx else { return }
+    Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding?.disconnected()
+}

@@ -1,0 +1,130 @@
+import CamHAL
+import CamHALLibcameraShim
+
+/// What libcamera says about one camera without streaming (properties and control ranges).
+struct LibCameraInfo: Sendable, Hashable {
+    var id: String
+    var model: String?
+    /// properties::Location: 0 front, 1 back, 2 external; nil when absent.
+    var location: Int?
+    var rotation: Int?
+    var pixelArraySize: Size?
+    /// ScalerCropMaximum when ScalerCrop is a control of the camera; nil otherwise.
+    var scalerCropMaximum: SensorRect?
+    var scalerCropMinimum: Size?
+    /// AfMode values accepted (CAMHAL_LC_AF_*).
+    var afModes: Set<Int32>
+    var hasAfTrigger: Bool
+    var hasAfWindows: Bool
+    var hasLensPosition: Bool
+    /// Fastest rate from FrameDurationLimits, 0 when absent.
+    var maxFrameRate: Double
+
+    var facing: Facing {
+        switch location {
+        case 0: return .front
+        case 1: return .back
+        default: return .external
+        }
+    }
+
+    /// The rectangle focus windows and crops are relative to.
+    var cropReference: SensorRect? {
+        if let m = scalerCropMaximum { return m }
+        if let p = pixelArraySize { return SensorRect(x: 0, y: 0, width: p.width, height: p.height) }
+        return nil
+    }
+}
+
+/// One viewfinder format list: discrete sizes per pixel format plus each format's range.
+struct LibCameraFormats: Sendable {
+    var sizes: [(fourcc: UInt32, size: Size)] = []
+    var rangeMin: [UInt32: Size] = [:]
+    var rangeMax: [UInt32: Size] = [:]
+}
+
+/// The process-wide libcamera CameraManager, reached through the C++ shim. The shim owns the one
+/// manager (a second aborts the process); this enum only turns its callbacks into Swift values.
+enum LibCameraManager {
+    /// Starts the manager if needed; nil when it runs, else the reason it does not.
+    static func start() -> String? {
+        var err = [CChar](repeating: 0, count: 512)
+        let rc = camhal_lc_manager_start(&err, err.count)
+        return rc == 0 ? nil : message(err, fallback: "libcamera CameraManager failed to start (\(rc))")
+    }
+
+    static func message(_ buffer: [CChar], fallback: String) -> String {
+        let s = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return s.isEmpty ? fallback : s
+    }
+
+    private final class Box<T>: @unchecked Sendable {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
+
+    /// Every camera the manager knows.
+    static func cameras() throws(CameraError) -> [LibCameraInfo] {
+        let box = Box([LibCameraInfo]())
+        var err = [CChar](repeating: 0, count: 512)
+        let rc = withExtendedLifetime(box) {
+            camhal_lc_enumerate({ ctx, info in
+                guard let ctx, let i = info?.pointee else { return }
+                let box = Unmanaged<Box<[LibCameraInfo]>>.fromOpaque(ctx).takeUnretainedValue()
+                var modes = Set<Int32>()
+                for bit in 0..<32 where i.af_modes & (1 << UInt32(bit)) != 0 { modes.insert(Int32(bit)) }
+                box.value.append(LibCameraInfo(
+                    id: String(cString: i.id),
+                    model: i.model.map { String(cString: $0) },
+                    location: i.location >= 0 ? Int(i.location) : nil,
+                    rotation: i.rotation >= 0 ? Int(i.rotation) : nil,
+                    pixelArraySize: i.pixel_array_width > 0
+                        ? Size(width: Int(i.pixel_array_width), height: Int(i.pixel_array_height)) : nil,
+                    scalerCropMaximum: i.has_scaler_crop != 0
+                        ? SensorRect(x: Int(i.crop_max_x), y: Int(i.crop_max_y), width: Int(i.crop_max_width), height: Int(i.crop_max_height))
+                        : nil,
+                    scalerCropMinimum: i.crop_min_width > 0
+                        ? Size(width: Int(i.crop_min_width), height: Int(i.crop_min_height)) : nil,
+                    afModes: modes,
+                    hasAfTrigger: i.has_af_trigger != 0,
+                    hasAfWindows: i.has_af_windows != 0,
+                    hasLensPosition: i.has_lens_position != 0,
+                    maxFrameRate: i.max_frame_rate))
+            }, Unmanaged.passUnretained(box).toOpaque(), &err, err.count)
+        }
+        if rc < 0 {
+            throw CameraError.backendUnavailable(backend: "libcamera", reason: message(err, fallback: "enumeration failed (\(rc))"))
+        }
+        return box.value
+    }
+
+    /// The viewfinder formats of one camera (no acquire, no streaming).
+    static func formats(cameraID: String) throws(CameraError) -> LibCameraFormats {
+        let box = Box(LibCameraFormats())
+        var err = [CChar](repeating: 0, count: 512)
+        let rc = withExtendedLifetime(box) {
+            camhal_lc_formats(
+                cameraID,
+                { ctx, fourcc, w, h in
+                    guard let ctx else { return }
+                    Unmanaged<Box<LibCameraFormats>>.fromOpaque(ctx).takeUnretainedValue()
+                        .value.sizes.append((fourcc, Size(width: Int(w), height: Int(h))))
+                },
+                { ctx, fourcc, w, h in
+                    guard let ctx else { return }
+                    Unmanaged<Box<LibCameraFormats>>.fromOpaque(ctx).takeUnretainedValue()
+                        .value.rangeMin[fourcc] = Size(width: Int(w), height: Int(h))
+                },
+                { ctx, fourcc, w, h in
+                    guard let ctx else { return }
+                    Unmanaged<Box<LibCameraFormats>>.fromOpaque(ctx).takeUnretainedValue()
+                        .value.rangeMax[fourcc] = Size(width: Int(w), height: Int(h))
+                },
+                Unmanaged.passUnretained(box).toOpaque(), &err, err.count)
+        }
+        if rc < 0 {
+            throw CameraError.configurationFailed("formats of libcamera camera '\(cameraID)': \(message(err, fallback: "error \(rc)"))")
+        }
+        return box.value
+    }
+}
