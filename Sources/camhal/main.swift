@@ -4,6 +4,7 @@ import Foundation
 // only place that lists them.
 let verbs: [Verb] = [
     ProbeCommand.verb,
+    ConformanceCommand.verb,
     BenchLibcameraCommand.verb,
 ]
 
