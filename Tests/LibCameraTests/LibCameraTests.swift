@@ -134,6 +134,12 @@ struct LibCameraTests {
         r.rangeMin[yuyv] = Size(width: 320, height: 240)
         r.rangeMax[yuyv] = Size(width: 1280, height: 720)
         #expect(LibCameraBackend.formatDescriptions(r, frameRate: 0).map(\.size.width) == [320, 640, 640, 800, 1280])
+        // validate() adjustments replace the listed size, without duplicates; invalid ones go.
+        let adjusted = LibCameraBackend.formatDescriptions(r, frameRate: 0) { fourcc, size in
+            size.width == 800 ? nil : (fourcc, Size(width: size.width / 4 * 4 - (size.width == 640 ? 4 : 0), height: size.height))
+        }
+        #expect(adjusted.map(\.size) == [Size(width: 320, height: 240), Size(width: 636, height: 360), Size(width: 636, height: 480),
+                                         Size(width: 1280, height: 720)])
     }
 
     // MARK: Device (vimc in the VM)
@@ -145,7 +151,9 @@ struct LibCameraTests {
         #expect(!d.hasTorch)
         if d.zoomMethod == .sensorCrop { #expect(d.lenses[0].maxZoomRatio > 1 && d.lenses[0].maxZoomRatio <= 8) }
         if d.name == "Sensor B" {  // vimc: RGB formats only, no ScalerCrop, no AF in libcamera 0.0.3
-            #expect(d.formats.contains { $0.pixelFormat == .rgb24 && $0.size == Size(width: 640, height: 480) })
+            // Listed as validate() really configures it: 640x480 becomes 636x480 on vimc.
+            #expect(d.formats.contains { $0.pixelFormat == .rgb24 && $0.size == Size(width: 636, height: 480) })
+            #expect(!d.formats.contains { $0.size == Size(width: 640, height: 480) })
             #expect(d.zoomMethod == .frameCrop && d.focusModes.isEmpty && !d.supportsFocusPoint)
         }
     }
@@ -242,5 +250,29 @@ struct LibCameraTests {
         let f = try #require(first)
         #expect(f.width > 0 && f.byteCount > 0)
         #expect(camera.currentState.isReleased)
+    }
+
+    /// Unbinding the vimc driver while streaming must end in `.failed(.disconnected)`, not a freeze
+    /// or an abort. Only in the VM (it writes to sysfs); last in this serialized suite, and the
+    /// driver is bound again at the end (libcamera without udevd still lists the lost camera).
+    @Test(.enabled(if: hasCamera && ProcessInfo.processInfo.environment["CAMHAL_VM"] == "1", "needs vimc in the VM (scripts/vm-run)"))
+    func unbindingTheDriverReportsDisconnected() throws {
+        let d = try #require(libcameraDevices.first { $0.name == "Sensor B" })
+        let c = Collector(keep: 0, count: 2)
+        let b = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: c.sink)
+        #expect(c.wait(2, seconds: 10))
+        let driver = "/sys/bus/platform/drivers/vimc"
+        try "vimc.0".write(toFile: "\(driver)/unbind", atomically: false, encoding: .utf8)
+        defer { try? "vimc.0".write(toFile: "\(driver)/bind", atomically: false, encoding: .utf8) }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && c.events.value.isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        let t = Date()
+        b.close()
+        print("libcamera unplug: events \(c.events.value), close took \(Int(Date().timeIntervalSince(t) * 1000)) ms")
+        #expect(c.events.value.contains(.failed(.disconnected(device: d.id))))
+        // A new session on the vanished camera is refused as disconnected, not busy or a crash.
+        #expect(throws: CameraError.disconnected(device: d.id)) {
+            _ = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: Collector(keep: 0).sink)
+        }
     }
 }

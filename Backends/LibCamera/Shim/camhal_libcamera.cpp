@@ -28,7 +28,9 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 using namespace libcamera;
 
@@ -56,6 +58,36 @@ std::string g_start_message;
 std::map<uint64_t, Watcher> g_watchers;
 uint64_t g_next_token = 1;
 std::set<std::string> g_acquired;  // cameras held by a session of this process
+std::set<std::string> g_lost;      // cameras whose device vanished while a session held them
+
+/// Open descriptors of this process that point at device nodes, with their link targets.
+std::map<int, std::string> deviceFDs() {
+    std::map<int, std::string> result;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return result;
+    while (struct dirent *e = readdir(dir)) {
+        if (e->d_name[0] == '.') continue;
+        int fd = atoi(e->d_name);
+        char target[512];
+        std::string link = std::string("/proc/self/fd/") + e->d_name;
+        ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = 0;
+        if (strncmp(target, "/dev/", 5) == 0) result[fd] = target;
+    }
+    closedir(dir);
+    return result;
+}
+
+/// Objects of cameras abandoned after their device vanished: never freed (libcamera may still
+/// hold pointers to them).
+struct Abandoned {
+    std::shared_ptr<Camera> camera;
+    std::unique_ptr<CameraConfiguration> config;
+    std::unique_ptr<FrameBufferAllocator> allocator;
+    std::vector<std::unique_ptr<Request>> requests;
+};
+std::vector<Abandoned *> g_abandoned;
 
 // Held while watchers run, so that after camhal_lc_unwatch returns no callback is in flight.
 std::mutex g_watch_mutex;
@@ -129,6 +161,8 @@ struct camhal_lc_session {
 
     std::mutex mutex;  // guards running vs queueRequest, the control state, closed
     std::atomic<bool> running{false};
+    std::atomic<bool> disconnectedSignal{false};
+    std::map<int, std::string> nodes;  // device nodes opened by acquire(): fd -> path
     bool acquired = false;
     bool closed = false;
     bool started = false;
@@ -196,7 +230,21 @@ struct camhal_lc_session {
     }
 
     void onDisconnected() {
+        disconnectedSignal.store(true);
         if (eventFn) eventFn(ctx, 1);
+    }
+
+    bool lost() {
+        if (disconnectedSignal.load()) return true;
+        for (auto &n : nodes) {
+            char target[512];
+            std::string link = "/proc/self/fd/" + std::to_string(n.first);
+            ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
+            if (len <= 0) continue;
+            target[len] = 0;
+            if (std::string(target) == n.second + " (deleted)") return true;
+        }
+        return false;
     }
 
     void requeue(uint32_t index) {
@@ -215,6 +263,19 @@ struct camhal_lc_session {
             if (closed) return;
             closed = true;
             running.store(false);
+        }
+        if (camera && started && !disconnectedSignal.load() && lost()) {
+            // The driver vanished and libcamera did not notice (no udevd): stop() would assert.
+            camera->requestCompleted.disconnect(this);
+            camera->disconnected.disconnect(this);
+            auto *a = new Abandoned{ camera, std::move(config), std::move(allocator), std::move(requests) };
+            std::lock_guard<std::mutex> lock(g_mutex);
+            g_abandoned.push_back(a);
+            g_acquired.erase(id);
+            g_lost.insert(id);
+            camera.reset();
+            acquired = false;
+            return;
         }
         if (camera) {
             if (started) camera->stop();  // blocks until queued requests complete or are cancelled
@@ -354,6 +415,32 @@ int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_f
     return n;
 }
 
+int camhal_lc_validate(const char *camera_id, uint32_t fourcc, uint32_t width, uint32_t height,
+                       uint32_t *out_fourcc, uint32_t *out_width, uint32_t *out_height, char *err, size_t errlen) {
+    int rc = 0;
+    CameraManager *m = manager(&rc, err, errlen);
+    if (!m) return rc;
+    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
+    if (!cam) {
+        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
+        return -ENODEV;
+    }
+    std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
+    if (!config || config->empty()) return -EINVAL;
+    StreamConfiguration &sc = config->at(0);
+    sc.pixelFormat = PixelFormat(fourcc);
+    sc.size = Size(width, height);
+    CameraConfiguration::Status st = config->validate();
+    if (st == CameraConfiguration::Invalid) {
+        put(err, errlen, "configuration " + sc.toString() + " of '" + cam->id() + "' is invalid");
+        return -EINVAL;
+    }
+    *out_fourcc = sc.pixelFormat.fourcc();
+    *out_width = sc.size.width;
+    *out_height = sc.size.height;
+    return st == CameraConfiguration::Adjusted ? 1 : 0;
+}
+
 uint64_t camhal_lc_watch(camhal_lc_hotplug_fn fn, void *ctx) {
     if (!manager(nullptr, nullptr, 0)) return 0;
     std::lock_guard<std::mutex> lock(g_watch_mutex);
@@ -394,8 +481,10 @@ camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32
 
     {
         std::lock_guard<std::mutex> lock(g_mutex);
+        if (g_lost.count(id)) return fail(-ENODEV, "camera '" + id + "' vanished while streaming");
         if (g_acquired.count(id)) return fail(-EBUSY, "another CamHAL session of this process streams '" + id + "'");
     }
+    std::map<int, std::string> before = deviceFDs();
     int r = cam->acquire();
     if (r < 0) {
         if (r == -EBUSY)
@@ -404,6 +493,18 @@ camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32
         return fail(r, "acquire() of '" + id + "' failed: " + strerror(-r));
     }
     s->acquired = true;
+    {
+        // The nodes acquire() opened; if it opened none (the pipeline opened them at match time),
+        // every media/video/sub-device node of the process: the check only runs on a stalled stream.
+        std::map<int, std::string> after = deviceFDs();
+        for (auto &n : after)
+            if (!before.count(n.first) || before[n.first] != n.second) s->nodes.insert(n);
+        if (s->nodes.empty())
+            for (auto &n : after)
+                if (n.second.rfind("/dev/media", 0) == 0 || n.second.rfind("/dev/video", 0) == 0 ||
+                    n.second.rfind("/dev/v4l-subdev", 0) == 0)
+                    s->nodes.insert(n);
+    }
     {
         std::lock_guard<std::mutex> lock(g_mutex);
         g_acquired.insert(id);
@@ -536,6 +637,8 @@ void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_sta
     }
     if (lens_position >= 0) s->lensPosition = lens_position;
 }
+
+int camhal_lc_device_lost(camhal_lc_session *s) { return s && s->lost() ? 1 : 0; }
 
 void camhal_lc_close(camhal_lc_session *s) {
     if (s) s->close();

@@ -27,7 +27,9 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
         var result: [DeviceDescriptor] = []
         for info in try LibCameraManager.cameras() {
             let formats = try LibCameraManager.formats(cameraID: info.id)
-            result.append(Self.descriptor(info, formats))
+            result.append(Self.descriptor(info, formats) { fourcc, size in
+                LibCameraManager.validated(cameraID: info.id, fourcc: fourcc, size: size)
+            })
         }
         return result
     }
@@ -40,9 +42,14 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
         Size(width: 1920, height: 1080), Size(width: 2560, height: 1440), Size(width: 3840, height: 2160),
     ]
 
+    /// Asks libcamera what a (fourcc, size) really becomes; nil when invalid.
+    typealias Validator = (UInt32, Size) -> (fourcc: UInt32, size: Size)?
+
     /// Reduces libcamera's viewfinder formats to a sensible list: a short discrete list is kept
     /// as is; a long or range-only one becomes the common sizes inside the range plus its maximum.
-    static func formatDescriptions(_ formats: LibCameraFormats, frameRate: Double) -> [FormatDescription] {
+    /// With a `validate` function each entry is replaced by what validate() makes of it (the list
+    /// then shows what really streams: 636x480 on vimc, not 640x480), without duplicates.
+    static func formatDescriptions(_ formats: LibCameraFormats, frameRate: Double, validate: Validator? = nil) -> [FormatDescription] {
         var order: [UInt32] = []
         for (fourcc, _) in formats.sizes where !order.contains(fourcc) { order.append(fourcc) }
         for fourcc in formats.rangeMax.keys.sorted() where !order.contains(fourcc) { order.append(fourcc) }
@@ -64,8 +71,16 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
             }
             if let hi = formats.rangeMax[fourcc], hi.width > 0, !sizes.contains(hi) { sizes.append(hi) }
             sizes.sort { ($0.width * $0.height, $0.width) < ($1.width * $1.height, $1.width) }
-            let pf = LibCameraPixelFormat.camhal(fromLibcamera: fourcc)
-            result += sizes.map { FormatDescription(pixelFormat: pf, size: $0, frameRates: rates) }
+            for size in sizes {
+                var real = (fourcc: fourcc, size: size)
+                if let validate {
+                    guard let v = validate(fourcc, size) else { continue }
+                    real = v
+                }
+                let d = FormatDescription(
+                    pixelFormat: LibCameraPixelFormat.camhal(fromLibcamera: real.fourcc), size: real.size, frameRates: rates)
+                if !result.contains(d) { result.append(d) }
+            }
         }
         return result
     }
@@ -81,8 +96,8 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
         return modes
     }
 
-    static func descriptor(_ info: LibCameraInfo, _ formats: LibCameraFormats) -> DeviceDescriptor {
-        let descriptions = formatDescriptions(formats, frameRate: info.maxFrameRate)
+    static func descriptor(_ info: LibCameraInfo, _ formats: LibCameraFormats, validate: Validator? = nil) -> DeviceDescriptor {
+        let descriptions = formatDescriptions(formats, frameRate: info.maxFrameRate, validate: validate)
         let zoomMethod: ZoomMethod
         let maxZoom: Double
         if let maximum = info.scalerCropMaximum {

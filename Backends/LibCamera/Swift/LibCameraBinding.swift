@@ -27,7 +27,11 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         var crop: NormalizedRect = .full
         var focusMode: FocusMode = .continuous
         var closed = false
+        var lastFrame = Date()
+        var reportedLoss = false
     }
+    /// Polls for a vanished device while frames stall (libcamera without udevd never says).
+    private var lossTimer: DispatchSourceTimer?
     private let state = Locked(State())
 
     private init(info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink) {
@@ -75,6 +79,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             throw CameraError.configurationFailed(
                 "libcamera camera '\(info.id)': \(LibCameraManager.message(err, fallback: "start failed"))")
         }
+        binding.startLossWatch()
         return binding
     }
 
@@ -88,6 +93,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     func completed(_ c: camhal_lc_completion) {
         guard let handle else { return }
         let index = c.buffer_index
+        state.withLock { $0.lastFrame = Date() }
         guard c.status == 0, c.plane_count > 0 else {
             handle.requeue(index)  // an errored buffer: give it straight back
             return
@@ -126,8 +132,24 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     func disconnected() {
-        guard !state.value.closed else { return }
-        sink.report(.failed(.disconnected(device: info.id)))
+        let report = state.withLock { s -> Bool in
+            defer { s.reportedLoss = true }
+            return !s.closed && !s.reportedLoss
+        }
+        if report { sink.report(.failed(.disconnected(device: info.id))) }
+    }
+
+    private func startLossWatch() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+        timer.setEventHandler { [weak self] in
+            guard let self, let handle = self.handle else { return }
+            let s = self.state.value
+            guard !s.closed, !s.reportedLoss, Date().timeIntervalSince(s.lastFrame) > 0.5 else { return }
+            if camhal_lc_device_lost(handle.pointer) != 0 { self.disconnected() }
+        }
+        lossTimer = timer
+        timer.resume()
     }
 
     // MARK: Controls (the session's queue)
@@ -175,6 +197,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     func close() {
         let first = state.withLock { s -> Bool in defer { s.closed = true }; return !s.closed }
         guard first, let handle else { return }
+        lossTimer?.cancel()
         camhal_lc_close(handle.pointer)
     }
 }

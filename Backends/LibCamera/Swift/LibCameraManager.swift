@@ -98,6 +98,15 @@ enum LibCameraManager {
         return box.value
     }
 
+    /// What libcamera really configures for `fourcc` at `size` (validate(), no acquire); nil when
+    /// the combination is invalid.
+    static func validated(cameraID: String, fourcc: UInt32, size: Size) -> (fourcc: UInt32, size: Size)? {
+        var f: UInt32 = 0, w: UInt32 = 0, h: UInt32 = 0
+        let rc = camhal_lc_validate(cameraID, fourcc, UInt32(size.width), UInt32(size.height), &f, &w, &h, nil, 0)
+        guard rc >= 0, w > 0, h > 0 else { return nil }
+        return (f, Size(width: Int(w), height: Int(h)))
+    }
+
     /// The viewfinder formats of one camera (no acquire, no streaming).
     static func formats(cameraID: String) throws(CameraError) -> LibCameraFormats {
         let box = Box(LibCameraFormats())

@@ -59,6 +59,12 @@ typedef void (*camhal_lc_format_fn)(void *ctx, uint32_t fourcc, uint32_t width, 
 int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_format_fn range_min_fn,
                       camhal_lc_format_fn range_max_fn, void *ctx, char *err, size_t errlen);
 
+/// What validate() makes of a Viewfinder stream at fourcc/size, without acquiring: writes the
+/// adjusted format and size (vimc turns 640x480 into 636x480). Returns 0, 1 when adjusted, or a
+/// negative errno when invalid.
+int camhal_lc_validate(const char *camera_id, uint32_t fourcc, uint32_t width, uint32_t height,
+                       uint32_t *out_fourcc, uint32_t *out_width, uint32_t *out_height, char *err, size_t errlen);
+
 /// Hot-plug: cameraAdded (added=1) / cameraRemoved (added=0). Returns a token for unwatch, or 0.
 typedef void (*camhal_lc_hotplug_fn)(void *ctx, const char *camera_id, int added);
 uint64_t camhal_lc_watch(camhal_lc_hotplug_fn fn, void *ctx);
@@ -130,9 +136,17 @@ void camhal_lc_set_crop(camhal_lc_session *s, int32_t x, int32_t y, uint32_t wid
 void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_start, int32_t wx, int32_t wy,
                          uint32_t ww, uint32_t wh, float lens_position);
 
+/// Whether the camera went away: Camera::disconnected fired (udev systems), or a device node the
+/// session opened at acquire() now reads "(deleted)" in /proc/self/fd (systems without udevd,
+/// where libcamera 0.0.3 never notices and would abort in stop()).
+int camhal_lc_device_lost(camhal_lc_session *s);
+
 /// Stops the camera (blocks until every queued request completed or was cancelled; no frame
 /// callback runs after it returns), frees the allocator, releases the camera and drops it.
-/// The mapped planes stay valid until camhal_lc_destroy. Idempotent.
+/// The mapped planes stay valid until camhal_lc_destroy. Idempotent. When the device is lost
+/// (camhal_lc_device_lost) the camera is abandoned instead of stopped (libcamera 0.0.3 asserts in
+/// PipelineHandler::stop when the driver vanished): its objects are leaked and the ID is
+/// refused with -ENODEV from then on.
 void camhal_lc_close(camhal_lc_session *s);
 
 /// Unmaps the planes and frees the session (closing it first if needed).
