@@ -5,6 +5,7 @@ import Foundation
 let verbs: [Verb] = [
     ProbeCommand.verb,
     ConformanceCommand.verb,
+    WatchCommand.verb,
 ]
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))
