@@ -116,7 +116,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption: return s.activeBinding
+            case .interruption, .silentStall: return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
                 s.disconnected = true
@@ -134,7 +134,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             return nil
         }
         switch fault {
-        case .interruption(let seconds): binding?.pause(seconds: seconds)
+        case .interruption(let seconds): binding?.pause(seconds: seconds, report: true)
+        case .silentStall(let seconds): binding?.pause(seconds: seconds, report: false)
         case .disconnect: binding?.disconnect()
         default: break
         }

@@ -116,9 +116,9 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         backend?.released(self)
     }
 
-    func pause(seconds: Double) {
+    func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
-        sink.report(.interrupted("virtual source paused for \(seconds) s"))
+        if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }
 
     func disconnect() {

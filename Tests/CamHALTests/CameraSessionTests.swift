@@ -143,6 +143,45 @@ struct CameraSessionTests {
         await cam.stop()
     }
 
+    @Test func silentStallIsCaughtByTheWatchdogAndRecoveredWithControls() async throws {
+        let backend = VirtualBackend()
+        let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
+                         configuration: .init(interruptionTimeout: 0.3, recoveryDelay: 5))
+        let states = Locked([CameraState]())
+        let stream = cam.stateUpdates()
+        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        cam.setZoomRatio(3.5)
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        backend.inject(.silentStall(seconds: 1), deviceID: "virtual-back")
+        let stalled = try #require(await waitFor(states, timeout: 3) { $0.status == .interrupted })
+        #expect(!stalled.isPreviewActive)
+        let back = try #require(await waitFor(states, timeout: 5) { $0.sequence > stalled.sequence && $0.isPreviewActive })
+        #expect(back.status == .running && back.zoomRatio == 3.5 && back.activeLens?.kind == .telephoto)
+        // Frames resumed by themselves before recoveryDelay: no rebind happened.
+        #expect(!states.value.contains { $0.sequence > stalled.sequence && $0.status == .starting })
+        await cam.stop()
+    }
+
+    @Test func stallLongerThanTheRecoveryDelayRestartsTheStream() async throws {
+        let backend = VirtualBackend()
+        let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
+                         configuration: .init(interruptionTimeout: 0.2, recoveryDelay: 0.3))
+        let states = Locked([CameraState]())
+        let stream = cam.stateUpdates()
+        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        cam.setTorch(true)
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        backend.inject(.silentStall(seconds: 30), deviceID: "virtual-back")
+        let stalled = try #require(await waitFor(states, timeout: 3) { $0.status == .interrupted })
+        // The restart binds a new stream (the stalled one is closed), and the torch comes back.
+        let back = try #require(await waitFor(states, timeout: 5) { $0.sequence > stalled.sequence && $0.isPreviewActive })
+        #expect(states.value.contains { $0.sequence > stalled.sequence && $0.status == .starting })
+        #expect(back.isTorchEnabled)
+        await cam.stop()
+    }
+
     @Test func busyDeviceIsATypedErrorAlsoGivenToTheDelegate() async throws {
         let (first, firstStates, backend) = try makeSession()
         first.start()
