@@ -35,7 +35,7 @@ let package = Package(
             path: "Sources/CamHALMedia"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia"],
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG"],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",
@@ -47,7 +47,7 @@ let package = Package(
             path: "Tests/ConformanceTests"),
         .testTarget(
             name: "CamHALMediaTests",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALMedia", "camhal"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
             path: "Tests/CamHALMediaTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -128,14 +128,26 @@ public enum PixelConverter {
     /// Converts `rect` of `frame` (the visible rectangle by default) to RGBA (bytes R, G, B, A;
     /// BT.601 limited-range YUV, as cameras send).
     public static func rgba(_ frame: Frame, rect: PixelRect? = nil) throws(CameraError) -> PackedImage {
+        let r = rect ?? frame.visibleRect
+        let out = PackedImage(format: .rgba, width: r.width, height: r.height)
+        try rgba(frame, rect: r, into: out)
+        return out
+    }
+
+    /// Like `rgba(_:rect:)`, into an image the caller reuses (an RGBA image of the rect's size):
+    /// no allocation per frame.
+    public static func rgba(_ frame: Frame, rect: PixelRect? = nil, into out: PackedImage) throws(CameraError) {
         if frame.format == .mjpeg || frame.format == .jpeg {
             let decoded = try JPEGCodec.shared.decodeBGRA(frame)
-            return try rgba(decoded.asFrame(), rect: rect ?? frame.visibleRect)
+            return try rgba(decoded.asFrame(), rect: rect ?? frame.visibleRect, into: out)
         }
         let r = rect ?? frame.visibleRect
         try check(r, in: frame)
+        guard out.format == .rgba, out.width == r.width, out.height == r.height else {
+            throw CameraError.invalidArgument(name: "into", value: "\(out.format) \(out.width)x\(out.height)",
+                                              reason: "needs an RGBA image of \(r.width)x\(r.height)")
+        }
         let s = try source(frame, r)
-        let out = PackedImage(format: .rgba, width: r.width, height: r.height)
         let d = out.storage, ds = Int32(out.bytesPerRow), w = Int32(r.width), h = Int32(r.height)
         let status: Int32
         switch frame.format {
@@ -161,7 +173,6 @@ public enum PixelConverter {
         default: throw CameraError.unsupported("pixel format \(frame.format) cannot be converted to RGBA")
         }
         try ok(status, "\(frame.format)->RGBA")
-        return out
     }
 
     /// The luma (Y) of `rect` of `frame` as a tightly packed 8-bit gray image (for scanners).

@@ -4,6 +4,10 @@ import Foundation
 // only place that lists them.
 let verbs: [Verb] = [
     ProbeCommand.verb,
+    CaptureCommand.verb,
+    RecordCommand.verb,
+    ScanCommand.verb,
+    BenchMediaCommand.verb,
 ]
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))
