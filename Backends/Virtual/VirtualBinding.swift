@@ -57,7 +57,11 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1
-            guard let buffer = pool.take() else { continue }  // every buffer held: the sensor drops
+            guard let buffer = pool.take() else {
+                // Every buffer is held by the app: the sensor drops, and says why frames stopped.
+                sink.report(.buffersExhausted)
+                continue
+            }
             let crop = NormalizedRect.centered(zoomFactor: o.factor)
             switch scene {
             case .gradient:

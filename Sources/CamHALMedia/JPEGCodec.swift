@@ -130,6 +130,24 @@ public final class JPEGCodec: @unchecked Sendable {
         }
     }
 
+    /// Decodes a JPEG to 8-bit gray (for checks that compare pictures).
+    public func decodeGray(_ jpeg: [UInt8]) throws(CameraError) -> PackedImage {
+        let h = try takeDecompressor()
+        defer { giveBack(h) }
+        return try jpeg.withUnsafeBufferPointer { (b) throws(CameraError) -> PackedImage in
+            var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
+            guard tjDecompressHeader3(h, b.baseAddress, UInt(b.count), &w, &ht, &sub, &cs) == 0 else {
+                throw CameraError.streamFailed("not a readable JPEG: \(Self.lastError(h))")
+            }
+            let out = PackedImage(format: .gray8, width: Int(w), height: Int(ht))
+            guard tjDecompress2(h, b.baseAddress, UInt(b.count), out.storage, w, Int32(out.bytesPerRow), ht,
+                                Int32(TJPF_GRAY.rawValue), 0) == 0 else {
+                throw CameraError.streamFailed("JPEG decode failed: \(Self.lastError(h))")
+            }
+            return out
+        }
+    }
+
     private func takeDecompressor() throws(CameraError) -> tjhandle {
         if let h = decompressors.withLock({ $0.popLast() }) { return h }
         guard let h = tjInitDecompress() else { throw CameraError.unsupported("TurboJPEG: tjInitDecompress failed") }
