@@ -33,6 +33,23 @@ extension CameraDevice {
 
 /// Turns one frame into a photo. Public so apps (and benchmarks) can encode frames they hold.
 public enum PhotoEncoder {
+    /// Reused I420 buffers (a fresh multi-megabyte allocation per photo costs page faults).
+    static let scratch = Locked<[I420Image]>([])
+
+    static func takeScratch(_ w: Int, _ h: Int) -> I420Image {
+        scratch.withLock { list in
+            if let i = list.firstIndex(where: { $0.width == w && $0.height == h }) { return list.remove(at: i) }
+            return nil
+        } ?? I420Image(width: w, height: h)
+    }
+
+    static func giveScratch(_ images: [I420Image]) {
+        scratch.withLock { list in
+            list.append(contentsOf: images)
+            if list.count > 4 { list.removeFirst(list.count - 4) }
+        }
+    }
+
     /// The stored size for a visible size under `maxSize` (aspect kept, even sides, never upscaled).
     public static func outputSize(visible: Size, maxSize: Size?) -> Size {
         guard let m = maxSize, visible.width > m.width || visible.height > m.height else { return visible }
@@ -70,12 +87,19 @@ public enum PhotoEncoder {
             let s = try PixelConverter.source(frame, visible)
             guard let u = s.p1, let v = s.p2 else { throw CameraError.streamFailed("I420 frame without chroma planes") }
             jpeg = try JPEGCodec.shared.encodeI420(y: s.p0, u: u, v: v, strideY: Int(s.s0), strideUV: Int(s.s1),
-                                                   width: visible.width, height: visible.height, quality: settings.quality)
+                                                   width: visible.width, height: visible.height, quality: settings.quality,
+                                                   exifOrientation: orientation)
         } else {
-            let image = try PixelConverter.i420(frame, rect: visible, size: scaled ? out : nil, mirror: mirrored)
-            jpeg = try JPEGCodec.shared.encode(image, quality: settings.quality)
+            let used = Locked<[I420Image]>([])
+            defer { giveScratch(used.value) }
+            let image = try PixelConverter.i420(frame, rect: visible, size: scaled ? out : nil, mirror: mirrored) { w, h in
+                let i = takeScratch(w, h)
+                used.withLock { $0.append(i) }
+                return i
+            }
+            jpeg = try JPEGCodec.shared.encode(image, quality: settings.quality, exifOrientation: orientation)
         }
-        return Photo(data: JPEGSegments.insertingEXIF(jpeg, orientation: orientation), width: out.width, height: out.height,
+        return Photo(data: jpeg, width: out.width, height: out.height,
                      metadata: meta(quality: settings.quality, passed: false))
     }
 }

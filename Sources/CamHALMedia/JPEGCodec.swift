@@ -61,15 +61,15 @@ public final class JPEGCodec: @unchecked Sendable {
     }
 
     /// Encodes an I420 image as baseline 4:2:0 JPEG at `quality` (1...100). Returns the bytes.
-    public func encode(_ image: I420Image, quality: Int) throws(CameraError) -> [UInt8] {
+    public func encode(_ image: I420Image, quality: Int, exifOrientation: Int? = nil) throws(CameraError) -> [UInt8] {
         try encodeI420(y: image.y, u: image.u, v: image.v, strideY: image.strideY, strideUV: image.strideUV,
-                       width: image.width, height: image.height, quality: quality)
+                       width: image.width, height: image.height, quality: quality, exifOrientation: exifOrientation)
     }
 
     /// Encodes I420 planes in place (no copy of the pixels) as baseline 4:2:0 JPEG.
     public func encodeI420(
         y: UnsafePointer<UInt8>, u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>, strideY: Int, strideUV: Int,
-        width: Int, height: Int, quality: Int
+        width: Int, height: Int, quality: Int, exifOrientation: Int? = nil
     ) throws(CameraError) -> [UInt8] {
         guard (1...100).contains(quality) else {
             throw CameraError.invalidArgument(name: "quality", value: "\(quality)", reason: "must be 1...100")
@@ -92,7 +92,18 @@ public final class JPEGCodec: @unchecked Sendable {
         guard status == 0, let jpeg else {
             throw CameraError.streamFailed("JPEG encode of \(width)x\(height) failed: \(Self.lastError(c.handle))")
         }
-        return Array(UnsafeBufferPointer(start: jpeg, count: Int(size)))
+        let encoded = UnsafeBufferPointer(start: jpeg, count: Int(size))
+        guard let orientation = exifOrientation, size > 20 else { return Array(encoded) }
+        // One copy out of TurboJPEG's buffer, with the EXIF APP1 spliced in after SOI + JFIF APP0.
+        let app1 = JPEGSegments.exifAPP1(orientation: orientation)
+        var at = 2
+        if encoded[2] == 0xFF, encoded[3] == 0xE0 { at = 4 + (Int(encoded[4]) << 8 | Int(encoded[5])) }
+        var result = [UInt8]()
+        result.reserveCapacity(encoded.count + app1.count)
+        result.append(contentsOf: encoded[0..<at])
+        result.append(contentsOf: app1)
+        result.append(contentsOf: encoded[at...])
+        return result
     }
 
     /// Reads the size of a JPEG without decoding it.

@@ -73,7 +73,8 @@ public enum PixelConverter {
 
     /// Converts `rect` of `frame` (the visible rectangle by default) into I420, then scales it to
     /// `size` and mirrors it horizontally when asked. MJPEG frames are decoded first.
-    public static func i420(_ frame: Frame, rect: PixelRect? = nil, size: Size? = nil, mirror: Bool = false)
+    public static func i420(_ frame: Frame, rect: PixelRect? = nil, size: Size? = nil, mirror: Bool = false,
+                            scratch: ((Int, Int) -> I420Image)? = nil)
         throws(CameraError) -> I420Image
     {
         if frame.format == .mjpeg || frame.format == .jpeg {
@@ -83,9 +84,10 @@ public enum PixelConverter {
         }
         let r = rect ?? frame.visibleRect
         try check(r, in: frame)
-        var image = try convertToI420(frame, r)
+        let make = scratch ?? { I420Image(width: $0, height: $1) }
+        var image = try convertToI420(frame, r, into: make(r.width, r.height))
         if let size, size.width > 0, size.height > 0, size != Size(width: image.width, height: image.height) {
-            let scaled = I420Image(width: size.width, height: size.height)
+            let scaled = make(size.width, size.height)
             try ok(I420Scale(image.y, Int32(image.strideY), image.u, Int32(image.strideUV), image.v, Int32(image.strideUV),
                              Int32(image.width), Int32(image.height),
                              scaled.y, Int32(scaled.strideY), scaled.u, Int32(scaled.strideUV), scaled.v, Int32(scaled.strideUV),
@@ -93,7 +95,7 @@ public enum PixelConverter {
             image = scaled
         }
         if mirror {
-            let m = I420Image(width: image.width, height: image.height)
+            let m = make(image.width, image.height)
             try ok(I420Mirror(image.y, Int32(image.strideY), image.u, Int32(image.strideUV), image.v, Int32(image.strideUV),
                               m.y, Int32(m.strideY), m.u, Int32(m.strideUV), m.v, Int32(m.strideUV),
                               Int32(image.width), Int32(image.height)), "I420Mirror")
@@ -102,9 +104,9 @@ public enum PixelConverter {
         return image
     }
 
-    static func convertToI420(_ frame: Frame, _ r: PixelRect) throws(CameraError) -> I420Image {
+    static func convertToI420(_ frame: Frame, _ r: PixelRect, into given: I420Image? = nil) throws(CameraError) -> I420Image {
         let s = try source(frame, r)
-        let d = I420Image(width: r.width, height: r.height)
+        let d = given ?? I420Image(width: r.width, height: r.height)
         let dy = d.y, du = d.u, dv = d.v, sy = Int32(d.strideY), suv = Int32(d.strideUV)
         let w = Int32(r.width), h = Int32(r.height)
         let status: Int32

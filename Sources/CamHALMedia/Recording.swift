@@ -119,8 +119,12 @@ extension CameraDevice {
         let rate = device.formats.first { $0.pixelFormat == first.format && $0.size == Size(width: first.width, height: first.height) }?
             .frameRates.first ?? 30
         do throws(CameraError) {
+            let alive: @Sendable () -> Bool = { [weak self] in
+                guard let s = self?.currentState.status else { return false }
+                return s == .running || s == .starting || s == .interrupted
+            }
             return try Recording(url: url, options: options, device: device, stream: stream, first: first,
-                                 quality: quality?.quality, frameRate: rate)
+                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive)
         } catch {
             stream.cancel()
             throw error
@@ -144,6 +148,7 @@ public final class Recording: @unchecked Sendable {
     private let pushQueue: DispatchQueue
     private let t0: Double
     private let frameDuration: UInt64
+    private let sourceAlive: @Sendable () -> Bool
 
     struct State {
         var frames = 0
@@ -187,8 +192,9 @@ public final class Recording: @unchecked Sendable {
     }
 
     init(url: URL, options: RecordingOptions, device: DeviceDescriptor, stream: FrameStream, first: Frame,
-         quality: Quality?, frameRate: Double) throws(CameraError) {
+         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true }) throws(CameraError) {
         self.url = url
+        self.sourceAlive = sourceAlive
         self.frames = stream
         let facing = first.lens?.facing ?? device.facing
         mirror = options.mirror == .on || (options.mirror == .auto && facing == .front)
@@ -285,8 +291,10 @@ public final class Recording: @unchecked Sendable {
                 }
             }
         }
+        // The session ending the stream is an error even when stop() raced in right after it.
         let s = state.value
-        finalize(error: s.stopRequested ? nil : CameraError.streamFailed("the camera stopped during the recording; file kept"))
+        let sourceGone = !sourceAlive() || !s.stopRequested
+        finalize(error: sourceGone ? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
     }
 
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.

@@ -30,6 +30,12 @@ struct PhotoTests {
         let camera = Camera(backend: back, device: back.descriptor)
         camera.setZoomRatio(2)
         camera.start()
+        // Frames delivered between bind and the re-application of the desired zoom still carry
+        // crop 1 (core behaviour): wait for the snapshot that says 2x.
+        let deadline = Date(timeIntervalSinceNow: 3)
+        while !(camera.currentState.zoomRatio == 2 && camera.currentState.isPreviewActive), Date() < deadline {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         let photo = try await camera.capturePhoto(PhotoSettings(quality: 95, rotationDegrees: 90))
         await camera.stop()
         #expect(photo.width == 320 && photo.height == 240, "2x frame crop of 640x480")
