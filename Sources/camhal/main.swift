@@ -6,6 +6,10 @@ let verbs: [Verb] = [
     ProbeCommand.verb,
     ConformanceCommand.verb,
     WatchCommand.verb,
+    CaptureCommand.verb,
+    RecordCommand.verb,
+    ScanCommand.verb,
+    BenchMediaCommand.verb,
 ]
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))
