@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CamHALLibCamera", targets: ["CamHALLibCamera"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
+        .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
     ],
     targets: [
@@ -27,10 +28,21 @@ let package = Package(
             name: "CamHALBackends",
             dependencies: ["CamHAL", "CamHALVirtual", "CamHALLibCamera"],
             path: "Sources/CamHALBackends"),
-        .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
+        .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
+        // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
+        .systemLibrary(
+            name: "CGStreamer", path: "Sources/CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg"),
+        .systemLibrary(name: "CLibYUV", path: "Sources/CLibYUV"),
+        .systemLibrary(name: "CZBar", path: "Sources/CZBar", pkgConfig: "zbar"),
+        .target(
+            name: "CamHALMedia",
+            dependencies: ["CamHAL", "CGStreamer", "CTurboJPEG", "CLibYUV", "CZBar"],
+            path: "Sources/CamHALMedia"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance"],
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG"],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",
@@ -44,6 +56,10 @@ let package = Package(
             name: "LibCameraTests",
             dependencies: ["CamHAL", "CamHALLibCamera"],
             path: "Tests/LibCameraTests"),
+        .testTarget(
+            name: "CamHALMediaTests",
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
+            path: "Tests/CamHALMediaTests"),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

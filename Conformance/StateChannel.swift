@@ -228,4 +228,22 @@ let stateChannelArea = Area(name: "State channel", checks: [
         try expect(close(back.zoomRatio, want), "zoom after recovery \(back.zoomRatio), wanted \(want)")
         return .ok
     },
+    // S8b: frames stopping with no word from the device are noticed by the session's watchdog:
+    // interrupted, then running again when frames return. Catches: a UI frozen on a silent stall.
+    Check("S8b", "silent stall is noticed by the watchdog") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to stall a real device from a test") }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        // Longer than the interruption timeout (2 s scaled), shorter than timeout + recovery delay.
+        hooks.inject(.silentStall(seconds: ctx.timeout(3)), deviceID: ctx.device.id)
+        guard let i = await rec.wait(timeout: ctx.timeout(6), after: mark, { $0.status == .interrupted }) else {
+            throw CheckFailure(reason: "silent stall never reported: \(cam.currentState)")
+        }
+        guard await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) != nil else {
+            throw CheckFailure(reason: "did not recover: \(cam.currentState)")
+        }
+        return .ok
+    },
 ])

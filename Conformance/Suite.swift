@@ -69,7 +69,7 @@ public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, framesArea, badInputArea,
+        persistenceArea, framesArea, badInputArea, captureArea,
     ]
 
     /// Every check.

@@ -28,7 +28,13 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
     /// Frames per second the virtual sensor produces.
     public let frameRate: Double
 
-    public init(frameRate: Double = 30) { self.frameRate = frameRate }
+    /// What every device of this instance shows.
+    public let scene: VirtualScene
+
+    public init(frameRate: Double = 30, scene: VirtualScene = .gradient) {
+        self.frameRate = frameRate
+        self.scene = scene
+    }
 
     public func availability() -> BackendAvailability { .available }
 
@@ -73,7 +79,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         let binding = VirtualBinding(
             backend: self, deviceID: id, lens: request.lens,
             format: StreamFormat(pixelFormat: format.pixelFormat, width: format.size.width, height: format.size.height, frameRate: frameRate),
-            sink: sink)
+            sink: sink, scene: scene)
         let refusal: CameraError? = state.withLock { all in
             var s = all[id] ?? DeviceState()
             defer { all[id] = s }
@@ -116,7 +122,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption: return s.activeBinding
+            case .interruption, .silentStall: return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
                 s.disconnected = true
@@ -134,7 +140,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             return nil
         }
         switch fault {
-        case .interruption(let seconds): binding?.pause(seconds: seconds)
+        case .interruption(let seconds): binding?.pause(seconds: seconds, report: true)
+        case .silentStall(let seconds): binding?.pause(seconds: seconds, report: false)
         case .disconnect: binding?.disconnect()
         default: break
         }

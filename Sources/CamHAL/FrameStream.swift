@@ -113,23 +113,7 @@ final class FrameQueue: @unchecked Sendable {
 
     func next() async -> Frame? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in
-                condition.lock()
-                if !buffer.isEmpty {
-                    let f = buffer.removeFirst()
-                    _counters.delivered += 1
-                    condition.signal()
-                    condition.unlock()
-                    c.resume(returning: f)
-                } else if finished {
-                    condition.unlock()
-                    c.resume(returning: nil)
-                } else {
-                    waiter = c
-                    waiterToken &+= 1
-                    condition.unlock()
-                }
-            }
+            await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in _ = takeOrWait(c) }
         } onCancel: {
             finish()
         }
@@ -138,24 +122,7 @@ final class FrameQueue: @unchecked Sendable {
     /// Like `next()`, but gives up after `timeout` seconds without finishing the stream.
     func next(timeout: Double) async -> Frame? {
         await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in
-            condition.lock()
-            if !buffer.isEmpty {
-                let f = buffer.removeFirst()
-                _counters.delivered += 1
-                condition.signal()
-                condition.unlock()
-                c.resume(returning: f)
-                return
-            }
-            if finished {
-                condition.unlock()
-                c.resume(returning: nil)
-                return
-            }
-            waiter = c
-            waiterToken &+= 1
-            let token = waiterToken
-            condition.unlock()
+            guard let token = takeOrWait(c) else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
                 condition.lock()
                 guard waiterToken == token, let w = waiter else {
@@ -167,6 +134,30 @@ final class FrameQueue: @unchecked Sendable {
                 w.resume(returning: nil)
             }
         }
+    }
+
+    /// Resumes `c` with a queued frame (or nil when finished), or parks it as the waiter and
+    /// returns the waiter's token.
+    private func takeOrWait(_ c: CheckedContinuation<Frame?, Never>) -> UInt64? {
+        condition.lock()
+        if !buffer.isEmpty {
+            let f = buffer.removeFirst()
+            _counters.delivered += 1
+            condition.signal()
+            condition.unlock()
+            c.resume(returning: f)
+            return nil
+        }
+        if finished {
+            condition.unlock()
+            c.resume(returning: nil)
+            return nil
+        }
+        waiter = c
+        waiterToken &+= 1
+        let token = waiterToken
+        condition.unlock()
+        return token
     }
 
     func finish() {

@@ -5,6 +5,11 @@ import Foundation
 let verbs: [Verb] = [
     ProbeCommand.verb,
     ConformanceCommand.verb,
+    WatchCommand.verb,
+    CaptureCommand.verb,
+    RecordCommand.verb,
+    ScanCommand.verb,
+    BenchMediaCommand.verb,
     BenchLibcameraCommand.verb,
 ]
 
