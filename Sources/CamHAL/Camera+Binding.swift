@@ -16,7 +16,9 @@ extension Camera {
         live.interruptedSince = nil
         live.status = .starting
         gate.withLock { g in
-            g = FrameGate(generation: generation, accepting: true, boundAt: Date())
+            // Frames are accepted only once the desired controls are applied: a frame from before
+            // would show the wrong zoom (P1).
+            g = FrameGate(generation: generation, accepting: false, boundAt: Date())
         }
         emit()  // S4: nominal values while starting
 
@@ -66,6 +68,7 @@ extension Camera {
         live.lens = lens
         live.status = .running
         applyAll()
+        gate.withLock { $0.accepting = true }
         live.warning = fallbackWarning ?? live.warning
         startWatchdog()
         emit()
