@@ -1,14 +1,16 @@
 import CamHAL
 
-/// An owned 8-bit planar YUV 4:2:0 image (I420: Y, then U, then V, tightly packed rows): what
-/// CamHALMedia converts every frame into before JPEG encoding, recording or scanning.
+/// An owned 8-bit planar YUV 4:2:0 image (I420: Y, then U, then V) in GStreamer's default I420
+/// layout (rows padded to 4 bytes, planes back to back), so one buffer serves libyuv, TurboJPEG and
+/// an appsrc with plain `video/x-raw,format=I420` caps at any width (636 wide from libcamera's vimc
+/// needs the padding: a tightly packed buffer is the wrong size for GStreamer).
 public final class I420Image: @unchecked Sendable {
     public let width: Int
     public let height: Int
-    /// Bytes per row of the Y plane (== width).
-    public var strideY: Int { width }
-    /// Bytes per row of the U and V planes.
-    public var strideUV: Int { (width + 1) / 2 }
+    /// Bytes per row of the Y plane (width rounded up to 4).
+    public let strideY: Int
+    /// Bytes per row of the U and V planes (half the width, rounded up to 4).
+    public let strideUV: Int
     /// Rows of the U and V planes.
     public var chromaHeight: Int { (height + 1) / 2 }
     /// The whole buffer: Y, U, V back to back.
@@ -16,22 +18,25 @@ public final class I420Image: @unchecked Sendable {
     public let byteCount: Int
 
     public init(width: Int, height: Int) {
+        func roundUp4(_ v: Int) -> Int { (v + 3) & ~3 }
         self.width = width
         self.height = height
-        byteCount = width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        strideY = roundUp4(width)
+        strideUV = roundUp4((width + 1) / 2)
+        byteCount = strideY * ((height + 1) & ~1) + 2 * strideUV * ((height + 1) / 2)
         storage = .allocate(capacity: byteCount)
     }
 
     deinit { storage.deallocate() }
 
     public var y: UnsafeMutablePointer<UInt8> { storage }
-    public var u: UnsafeMutablePointer<UInt8> { storage + width * height }
-    public var v: UnsafeMutablePointer<UInt8> { storage + width * height + strideUV * chromaHeight }
+    public var u: UnsafeMutablePointer<UInt8> { storage + strideY * ((height + 1) & ~1) }
+    public var v: UnsafeMutablePointer<UInt8> { u + strideUV * chromaHeight }
 
     /// Views the image as a `Frame` (format `.i420`, three planes), kept alive by the frame.
     public func asFrame(sequence: UInt64 = 0, timestamp: Double = 0) -> Frame {
         let planes = [
-            FramePlane(baseAddress: UnsafeRawPointer(y), length: width * height, bytesPerRow: strideY),
+            FramePlane(baseAddress: UnsafeRawPointer(y), length: strideY * height, bytesPerRow: strideY),
             FramePlane(baseAddress: UnsafeRawPointer(u), length: strideUV * chromaHeight, bytesPerRow: strideUV),
             FramePlane(baseAddress: UnsafeRawPointer(v), length: strideUV * chromaHeight, bytesPerRow: strideUV),
         ]

@@ -1,6 +1,7 @@
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
+import CGStreamer
 import Foundation
 import Testing
 
@@ -16,6 +17,18 @@ func decodedFrameCount(_ url: URL) -> Int? {
 
 @Suite("Video recording (C2)", .serialized)
 struct RecordingTests {
+    @Test("I420 buffers have GStreamer's own layout at every width (libcamera's vimc streams 636 wide)",
+          arguments: [640, 636, 318, 642, 641, 1278])
+    func i420LayoutMatchesGStreamer(width: Int) {
+        var info = GstVideoInfo()
+        gst_video_info_init(&info)
+        #expect(gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), 481) != 0)
+        let image = I420Image(width: width, height: 481)
+        #expect(image.byteCount == Int(info.size))
+        #expect(image.strideY == Int(info.stride.0) && image.strideUV == Int(info.stride.1))
+        #expect(image.u - image.y == Int(info.offset.1) && image.v - image.y == Int(info.offset.2))
+    }
+
     @Test("quality selector picks the requested class or falls back like CameraX")
     func selector() {
         let sizes = [Size(width: 640, height: 480), Size(width: 1280, height: 720), Size(width: 320, height: 240)]
