@@ -39,4 +39,11 @@ static inline GstMessageType camhal_gst_message_type(GstMessage *m) { return GST
 static inline const char *camhal_gst_message_src_name(GstMessage *m) { return GST_MESSAGE_SRC_NAME(m); }
 static inline gboolean camhal_gst_is_app_sink(gpointer p) { return GST_IS_APP_SINK(p); }
 
+/// Reads an unsigned 64-bit property (g_object_get is variadic).
+static inline guint64 camhal_gst_get_uint64(gpointer object, const char *name) {
+    guint64 value = 0;
+    g_object_get(G_OBJECT(object), name, &value, NULL);
+    return value;
+}
+
 #endif

@@ -54,7 +54,7 @@ public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
     public var duration: Double
     /// Bytes in the file so far.
     public var bytes: Int64
-    /// Frames handed to the encoder.
+    /// Frames that reached the encoder (and so the file).
     public var frames: Int
     /// Frames the recorder skipped because it was behind (keep-only-latest) or they went backwards in time.
     public var droppedFrames: Int
@@ -269,8 +269,12 @@ public final class Recording: @unchecked Sendable {
     /// The current statistics.
     public var stats: RecordingStats {
         let s = state.value
+        // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the oldest
+        // queued frames, which never reach the file.
+        let leaked = Int(camhal_gst_get_uint64(appsrc, "dropped"))
         return RecordingStats(duration: Double(s.lastPTS + (s.frames > 0 ? frameDuration : 0)) / 1e9,
-                              bytes: Self.fileSize(url), frames: s.frames, droppedFrames: s.dropped + frames.droppedFrames)
+                              bytes: Self.fileSize(url), frames: s.frames - leaked,
+                              droppedFrames: s.dropped + frames.droppedFrames + leaked)
     }
 
     static func fileSize(_ url: URL) -> Int64 {
