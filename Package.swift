@@ -10,15 +10,18 @@ let package = Package(
         .library(name: "CamHAL", targets: ["CamHAL"]),
         .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
+        .library(name: "CamHALV4L2", targets: ["CamHALV4L2"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .executable(name: "camhal", targets: ["camhal"]),
     ],
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
+        .systemLibrary(name: "CV4L2", path: "Backends/V4L2/CV4L2"),
+        .target(name: "CamHALV4L2", dependencies: ["CamHAL", "CV4L2"], path: "Backends/V4L2/Sources"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
         .executableTarget(
@@ -29,6 +32,10 @@ let package = Package(
             name: "CamHALTests",
             dependencies: ["CamHAL", "CamHALVirtual"],
             path: "Tests/CamHALTests"),
+        .testTarget(
+            name: "V4L2Tests",
+            dependencies: ["CamHAL", "CamHALV4L2", "CV4L2"],
+            path: "Tests/V4L2Tests"),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],

@@ -1,11 +1,12 @@
 import CamHAL
+import CamHALV4L2
 import CamHALVirtual
 
 /// The backends CamHAL ships, in the default order of preference.
 public enum Backends {
     /// Every backend linked into this build.
     public static func all() -> [any CameraBackend] {
-        [VirtualBackend.shared]
+        [V4L2Backend(), VirtualBackend.shared]
     }
 
     /// A registry of every backend, honouring `CAMHAL_BACKENDS`.
