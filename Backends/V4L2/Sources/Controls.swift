@@ -39,7 +39,7 @@ extension DeviceFD {
     /// Every control of the device (VIDIOC_QUERY_EXT_CTRL with V4L2_CTRL_FLAG_NEXT_CTRL).
     func allControls() -> [ControlInfo] {
         var result: [ControlInfo] = []
-        var id = UInt32(V4L2_CTRL_FLAG_NEXT_CTRL) | UInt32(V4L2_CTRL_FLAG_NEXT_COMPOUND)
+        var id = UInt32(bitPattern: Int32(truncatingIfNeeded: V4L2_CTRL_FLAG_NEXT_CTRL)) | UInt32(V4L2_CTRL_FLAG_NEXT_COMPOUND)
         while result.count < 1024 {
             var q = v4l2_query_ext_ctrl()
             q.id = id
@@ -47,7 +47,7 @@ extension DeviceFD {
             result.append(ControlInfo(
                 id: q.id, name: cString(q.name), type: q.type, minimum: q.minimum, maximum: q.maximum,
                 step: q.step, defaultValue: q.default_value, flags: q.flags))
-            id = q.id | UInt32(V4L2_CTRL_FLAG_NEXT_CTRL) | UInt32(V4L2_CTRL_FLAG_NEXT_COMPOUND)
+            id = q.id | UInt32(bitPattern: Int32(truncatingIfNeeded: V4L2_CTRL_FLAG_NEXT_CTRL)) | UInt32(V4L2_CTRL_FLAG_NEXT_COMPOUND)
         }
         return result
     }

@@ -47,7 +47,7 @@ enum V4L2Discovery {
     static func queryCapabilities(_ fd: DeviceFD) throws(V4L2Errno) -> Capabilities {
         var cap = v4l2_capability()
         try fd.ioctl(UInt(CAMHAL_VIDIOC_QUERYCAP), &cap, "VIDIOC_QUERYCAP")
-        let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+        let caps = cap.capabilities & UInt32(bitPattern: Int32(truncatingIfNeeded: V4L2_CAP_DEVICE_CAPS)) != 0 ? cap.device_caps : cap.capabilities
         return Capabilities(driver: cString(cap.driver), card: cString(cap.card), bus: cString(cap.bus_info), deviceCaps: caps)
     }
 

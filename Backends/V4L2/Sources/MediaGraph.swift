@@ -74,18 +74,19 @@ struct MediaGraph: Sendable {
             .compactMap { try? load(path: "\(devDirectory)/\($0)") }
     }
 
-    private func linkType(_ l: Link) -> UInt32 { l.flags & UInt32(MEDIA_LNK_FL_LINK_TYPE) }
+    // MEDIA_LNK_FL_LINK_TYPE (0xf << 28) imports as a negative Int32: take its bits.
+    private func linkType(_ l: Link) -> UInt32 { l.flags & UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_LINK_TYPE)) }
 
     /// The entity behind the device node `major:minor`.
     func entity(major: UInt32, minor: UInt32) -> Entity? {
         guard let intf = interfaces.first(where: { $0.major == major && $0.minor == minor }) else { return nil }
-        guard let link = links.first(where: { linkType($0) == UInt32(MEDIA_LNK_FL_INTERFACE_LINK) && $0.source == intf.id }) else { return nil }
+        guard let link = links.first(where: { linkType($0) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_INTERFACE_LINK)) && $0.source == intf.id }) else { return nil }
         return entities[link.sink]
     }
 
     /// The device node (`/dev/v4l-subdevN`) of an entity, if it has one.
     func node(of entity: Entity) -> String? {
-        for l in links where linkType(l) == UInt32(MEDIA_LNK_FL_INTERFACE_LINK) && l.sink == entity.id {
+        for l in links where linkType(l) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_INTERFACE_LINK)) && l.sink == entity.id {
             guard let intf = interfaces.first(where: { $0.id == l.source }) else { continue }
             if let name = devName(major: intf.major, minor: intf.minor) { return "/dev/\(name)" }
         }
@@ -100,7 +101,7 @@ struct MediaGraph: Sendable {
         while true {
             let sinkPads = pads.values.filter { $0.entity == current.id && $0.flags & UInt32(MEDIA_PAD_FL_SINK) != 0 }
             guard let link = links.first(where: { l in
-                linkType(l) == UInt32(MEDIA_LNK_FL_DATA_LINK) && l.flags & UInt32(MEDIA_LNK_FL_ENABLED) != 0
+                linkType(l) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_DATA_LINK)) && l.flags & UInt32(MEDIA_LNK_FL_ENABLED) != 0
                     && sinkPads.contains { $0.id == l.sink }
             }), let srcPad = pads[link.source], let srcEntity = entities[srcPad.entity], !visited.contains(srcEntity.id),
                 let node = node(of: srcEntity)
@@ -114,9 +115,28 @@ struct MediaGraph: Sendable {
         return chain
     }
 
+    /// The (entity, pad index) pairs fed by source pad `padIndex` of `entity` over enabled data links.
+    func consumers(of entity: Entity, pad padIndex: UInt32) -> [(entity: Entity, pad: UInt32)] {
+        guard let src = pads.values.first(where: { $0.entity == entity.id && $0.index == padIndex }) else { return [] }
+        return links.compactMap { l in
+            guard linkType(l) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_DATA_LINK)),
+                  l.flags & UInt32(MEDIA_LNK_FL_ENABLED) != 0, l.source == src.id,
+                  let sink = pads[l.sink], let e = entities[sink.entity] else { return nil }
+            return (e, sink.index)
+        }
+    }
+
+    /// Source pad indices of an entity.
+    func sourcePads(of entity: Entity) -> [UInt32] {
+        pads.values.filter { $0.entity == entity.id && $0.flags & UInt32(MEDIA_PAD_FL_SOURCE) != 0 }.map(\.index).sorted()
+    }
+
+    /// Whether an entity is a V4L2 I/O (video) node rather than a sub-device.
+    func isVideoNode(_ entity: Entity) -> Bool { entity.function == UInt32(MEDIA_ENT_F_IO_V4L) }
+
     /// Entities joined to `entity` by ancillary links (lens, flash) with the given function.
     func ancillary(of entity: Entity, function: UInt32) -> [Entity] {
-        let ids = links.filter { linkType($0) == UInt32(MEDIA_LNK_FL_ANCILLARY_LINK) && $0.source == entity.id }.map(\.sink)
+        let ids = links.filter { linkType($0) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_ANCILLARY_LINK)) && $0.source == entity.id }.map(\.sink)
         return ids.compactMap { entities[$0] }.filter { $0.function == function }
     }
 

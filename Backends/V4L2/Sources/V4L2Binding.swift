@@ -164,7 +164,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             core.stop()
             if error.code == EPIPE {
                 throw CameraError.configurationFailed(
-                    "\(id) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format")
+                    "\(id) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format \(PixelFormat(rawValue: pix.pixelformat)) \(pix.width)x\(pix.height) field \(pix.field)")
             }
             throw mapped(error)
         }
