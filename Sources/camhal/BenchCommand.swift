@@ -10,13 +10,15 @@ enum BenchCommand {
     static let verb = Verb(
         name: "bench", summary: "measure streaming cost against v4l2-ctl",
         usage: """
-            usage: camhal bench [--backend B] [--device ID] [--frames N] [--format FOURCC] [--size WxH] [--fps R] [--no-compare]
+            usage: camhal bench [--backend B] [--device ID] [--frames N] [--format FOURCC] [--size WxH] [--fps R] [--raw] [--no-compare]
               --backend B    backend (default v4l2)
               --device ID    device id (default: the backend's first device)
               --frames N     frames to stream (default 300)
               --format F     pixel format FourCC (default: CamHAL's choice)
               --size WxH     frame size (default: CamHAL's choice)
               --fps R        frame rate to ask for
+              --raw          drive the backend's binding directly (no Camera session, no FrameStream):
+                             separates the backend's cost from the core's
               --no-compare   skip the v4l2-ctl run
             """,
         run: run)
@@ -37,7 +39,7 @@ enum BenchCommand {
     }
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare"])
+        let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw"])
         guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let frames = try a.int("frames") ?? 300
         guard frames > 0 else { throw UsageError("option --frames: '\(frames)' must be positive") }
@@ -58,38 +60,62 @@ enum BenchCommand {
         print("bench: \(device.backend):\(device.id) '\(device.name)', \(frames) frames")
 
         // CamHAL run.
-        let stream = camera.frames(policy: .block(capacity: 2))
-        let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
-        let t0 = Date()
-        camera.start()
-        var r = Result()
-        var lastSequence: UInt64?
-        var outOfOrder = 0
-        var buffers = Set<UInt>()
-        var format = ""
-        for await frame in stream {
-            if r.firstFrame == nil {
-                r.firstFrame = Date().timeIntervalSince(t0)
-                format = "\(frame.format) \(frame.width)x\(frame.height)"
+        final class Tally: @unchecked Sendable {
+            let lock = NSCondition()
+            var r = Result()
+            var lastSequence: UInt64?
+            var outOfOrder = 0
+            var buffers = Set<UInt>()
+            var format = ""
+            let t0 = Date()
+            /// Blocks (a synchronous wait: the raw run has no async consumer) until every frame came.
+            func waitForAll(timeout: Double) {
+                let deadline = Date(timeIntervalSinceNow: timeout)
+                lock.lock()
+                while r.wall == 0 && lock.wait(until: deadline) {}
+                lock.unlock()
             }
-            if let l = lastSequence, frame.sequence <= l { outOfOrder += 1 }
-            lastSequence = frame.sequence
-            buffers.insert(UInt(bitPattern: frame.planes.first?.baseAddress))
-            r.frames += 1
-            if r.frames >= frames { break }
+            /// Counts a frame; returns true once `limit` frames were seen.
+            func count(_ frame: Frame, limit: Int) -> Bool {
+                lock.lock()
+                defer { lock.unlock() }
+                guard r.frames < limit else { return true }
+                if r.firstFrame == nil {
+                    r.firstFrame = Date().timeIntervalSince(t0)
+                    format = "\(frame.format) \(frame.width)x\(frame.height)"
+                }
+                if let l = lastSequence, frame.sequence <= l { outOfOrder += 1 }
+                lastSequence = frame.sequence
+                buffers.insert(UInt(bitPattern: frame.planes.first?.baseAddress))
+                r.frames += 1
+                if r.frames >= limit { r.wall = Date().timeIntervalSince(t0); lock.broadcast(); return true }
+                return false
+            }
         }
-        r.wall = Date().timeIntervalSince(t0)
-        let state = camera.currentState
-        await camera.stop()
+        let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
+        let tally = Tally()
+        var stateNote = ""
+        if a.has("raw") {
+            let sink = DriverSink(frame: { f in _ = tally.count(f, limit: frames) }, event: { e in printError("bench: event \(e)") })
+            let binding = try camera.backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
+            tally.waitForAll(timeout: Double(frames) + 30)
+            binding.close()
+        } else {
+            let stream = camera.frames(policy: .block(capacity: 2))
+            camera.start()
+            for await frame in stream where tally.count(frame, limit: frames) { break }
+            stateNote = "\(camera.currentState)"
+            await camera.stop()
+        }
+        var r = tally.r
+        let (format, buffers, outOfOrder) = (tally.format, tally.buffers, tally.outOfOrder)
         r.cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpu0
         guard r.frames == frames else {
-            printError("bench: only \(r.frames) of \(frames) frames arrived (state: \(state))")
+            printError("bench: only \(r.frames) of \(frames) frames arrived (\(stateNote))")
             return 1
         }
-        let fmt = camera.currentState.status
-        _ = fmt
-        print(String(format: "camhal:   %@  %d frames in %.3f s = %.2f fps, CPU %.3f ms/frame, first frame %.3f s, copies/frame 0 (frames point into %d driver buffers), sequence regressions %d",
-                     format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, buffers.count, outOfOrder))
+        print(String(format: "camhal%@:   %@  %d frames in %.3f s = %.2f fps, CPU %.3f ms/frame, first frame %.3f s, copies/frame 0 (frames point into %d driver buffers), sequence regressions %d",
+                     a.has("raw") ? " (raw binding)" : "", format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, buffers.count, outOfOrder))
 
         guard !a.has("no-compare"), device.backend == "v4l2", let node = device.details["node"] else { return 0 }
         // The same node and format with v4l2-ctl.
