@@ -54,7 +54,11 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1
-            guard let buffer = pool.take() else { continue }  // every buffer held: the sensor drops
+            guard let buffer = pool.take() else {
+                // Every buffer is held by the app: the sensor drops, and says why frames stopped.
+                sink.report(.buffersExhausted)
+                continue
+            }
             let crop = NormalizedRect.centered(zoomFactor: o.factor)
             SceneRenderer.render(into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence)
             let planes: [FramePlane]
@@ -112,9 +116,9 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         backend?.released(self)
     }
 
-    func pause(seconds: Double) {
+    func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
-        sink.report(.interrupted("virtual source paused for \(seconds) s"))
+        if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }
 
     func disconnect() {

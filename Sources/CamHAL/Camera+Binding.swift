@@ -60,6 +60,7 @@ extension Camera {
             return
         }
         live.binding = binding
+        boundFormat.set(binding.format)
         live.pinned = pin
         live.range = pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses)
         live.lens = lens
@@ -104,6 +105,7 @@ extension Camera {
         gate.withLock { $0.accepting = false }
         if let binding = live.binding {
             live.binding = nil
+            boundFormat.set(nil)
             binding.close()
         }
     }
@@ -219,6 +221,7 @@ extension Camera {
             let notify = !g.firstSeen || g.interrupted
             g.firstSeen = true
             g.interrupted = false
+            g.starved = false
             return (true, g.frameCropFactor, g.lens, notify)
         }
         guard accept else { return }
@@ -251,6 +254,10 @@ extension Camera {
     }
 
     func handleEvent(_ event: DriverEvent, generation: UInt64) {
+        if event == .buffersExhausted {
+            gate.withLock { if $0.generation == generation { $0.starved = true } }
+            return
+        }
         queue.async { [self] in
             guard generation == live.generation, live.binding != nil else { return }
             switch event {
@@ -263,6 +270,8 @@ extension Camera {
             case .torchChanged(let on):
                 live.torch = on
                 emit()
+            case .buffersExhausted:
+                break
             }
         }
     }
@@ -298,7 +307,8 @@ extension Camera {
         let timeout = max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
         switch live.status {
         case .running:
-            guard g.producerBlocked == 0 else { return }
+            // A consumer holding frames (blocked producer, or every buffer held) is back-pressure, not an interruption.
+            guard g.producerBlocked == 0, !g.starved else { return }
             let silent = g.firstSeen
                 ? now.timeIntervalSince(g.lastFrameAt) > timeout
                 : now.timeIntervalSince(g.boundAt) > max(timeout, configuration.firstFrameTimeout)

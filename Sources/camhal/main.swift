@@ -4,6 +4,8 @@ import Foundation
 // only place that lists them.
 let verbs: [Verb] = [
     ProbeCommand.verb,
+    ConformanceCommand.verb,
+    WatchCommand.verb,
     BenchCommand.verb,
 ]
 
