@@ -90,3 +90,13 @@ struct V4L2HostTests {
         #expect(try b.devices().isEmpty)
     }
 }
+
+@Test func alternateFieldsGetDistinctIncreasingSequences() {
+    var top = v4l2_buffer(), bottom = v4l2_buffer(), progressive = v4l2_buffer()
+    top.sequence = 7; top.field = UInt32(V4L2_FIELD_TOP.rawValue)
+    bottom.sequence = 7; bottom.field = UInt32(V4L2_FIELD_BOTTOM.rawValue)
+    progressive.sequence = 7; progressive.field = UInt32(V4L2_FIELD_NONE.rawValue)
+    #expect(V4L2Binding.sequence(of: top) == 14)
+    #expect(V4L2Binding.sequence(of: bottom) == 15)
+    #expect(V4L2Binding.sequence(of: progressive) == 7)
+}

@@ -119,7 +119,9 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         f.fmt.pix.pixelformat = pixfmt
         f.fmt.pix.width = UInt32(chosen.size.width)
         f.fmt.pix.height = UInt32(chosen.size.height)
-        f.fmt.pix.field = UInt32(V4L2_FIELD_ANY.rawValue)
+        // Progressive frames where the driver can (an HDMI input with interlaced timings may
+        // still answer ALTERNATE: see `sequence(of:)`).
+        f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
         do {
             try fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")
             try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(chosen.size))")
@@ -243,6 +245,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let buffers = core.maps.buffers
         var pfd = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         var spuriousErrors = 0
+        var lastSequence: UInt64?
         while true {
             let r = poll(&pfd, 2, 1000)
             if r < 0 {
@@ -282,15 +285,30 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             let buffer = buffers[Int(index)]
             let used = min(Int(b.bytesused == 0 ? UInt32(buffer.length) : b.bytesused), buffer.length)
             let core = self.core
+            // Frames always get increasing numbers (R1): a driver that repeats one (vivid's HDMI
+            // input of instance 0 numbers every frame twice, field NONE) gets the next number.
+            var sequence = Self.sequence(of: b)
+            if let last = lastSequence, sequence <= last { sequence = last + 1 }
+            lastSequence = sequence
             let frame = Frame(
                 format: format.pixelFormat, width: format.width, height: format.height,
                 planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
-                sequence: UInt64(b.sequence),
+                sequence: sequence,
                 timestamp: Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000,
                 sensorCrop: sensorCrop.value,
                 onRelease: { core.requeue(index) })
             if closed.value { return }  // the frame's release is a no-op once stopped
             sink.deliver(frame)
+        }
+    }
+
+    /// The frame's sequence number. With V4L2_FIELD_ALTERNATE the two fields of a frame share
+    /// the driver's sequence; they are numbered 2n (top) and 2n+1 (bottom) so they still increase.
+    static func sequence(of b: v4l2_buffer) -> UInt64 {
+        switch b.field {
+        case UInt32(V4L2_FIELD_TOP.rawValue): return UInt64(b.sequence) * 2
+        case UInt32(V4L2_FIELD_BOTTOM.rawValue): return UInt64(b.sequence) * 2 + 1
+        default: return UInt64(b.sequence)
         }
     }
 
