@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
         .library(name: "CamHALLibCamera", targets: ["CamHALLibCamera"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
+        .library(name: "CamHALV4L2", targets: ["CamHALV4L2"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
@@ -18,6 +19,9 @@ let package = Package(
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
+        // V4L2 backend: the kernel UAPI (CV4L2) and the Swift backend.
+        .systemLibrary(name: "CV4L2", path: "Backends/V4L2/CV4L2"),
+        .target(name: "CamHALV4L2", dependencies: ["CamHAL", "CV4L2"], path: "Backends/V4L2/Sources"),
         // libcamera backend: flags (CLibcamera), a C++17 shim with an extern "C" API, the Swift backend.
         .systemLibrary(
             name: "CLibcamera", path: "Backends/LibCamera/CLibcamera", pkgConfig: "libcamera",
@@ -26,7 +30,7 @@ let package = Package(
         .target(name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALLibcameraShim"], path: "Backends/LibCamera/Swift"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALLibCamera"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
         // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
@@ -48,6 +52,10 @@ let package = Package(
             name: "CamHALTests",
             dependencies: ["CamHAL", "CamHALVirtual"],
             path: "Tests/CamHALTests"),
+        .testTarget(
+            name: "V4L2Tests",
+            dependencies: ["CamHAL", "CamHALV4L2", "CV4L2"],
+            path: "Tests/V4L2Tests"),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],

@@ -9,6 +9,7 @@ let verbs: [Verb] = [
     CaptureCommand.verb,
     RecordCommand.verb,
     ScanCommand.verb,
+    BenchCommand.verb,
     BenchMediaCommand.verb,
     BenchLibcameraCommand.verb,
 ]

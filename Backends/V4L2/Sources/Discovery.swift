@@ -1,0 +1,214 @@
+import CamHAL
+import CV4L2
+import Glibc
+
+/// Device discovery (D2, K1): every /sys/class/video4linux node that captures video with
+/// streaming I/O, as one CamHAL device per (node, non-tuner input).
+///
+/// Inputs: a node with several inputs (vivid: webcam, S-Video, HDMI) is listed once per input,
+/// with id `<node-id>#input=N` and the input's name in the device name, because inputs differ in
+/// what they can do (vivid crops on HDMI, not on its webcam input). TV-tuner inputs are skipped:
+/// a tuner is not a camera. A node with one input keeps the plain id.
+enum V4L2Discovery {
+    /// Keys of `DeviceDescriptor.details` this backend sets and reads back in `bind`.
+    enum Key {
+        static let node = "node", input = "input", inputName = "inputName", driver = "driver", card = "card"
+        static let bus = "bus", media = "media", pipeline = "pipeline", lens = "lensSubdev", flash = "flashSubdev"
+        static let zoomControl = "zoomControl", focusControls = "focusControls", error = "error"
+    }
+
+    /// Capture nodes in `/dev` by kernel name, sorted by number (`video0`, `video10`...).
+    static func videoNodeNames(sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [String] {
+        var names = listDirectory(sysfs).filter { $0.hasPrefix("video") }
+        if names.isEmpty { names = listDirectory(dev).filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil } }
+        return names.sorted { (Int($0.dropFirst(5)) ?? 0, $0) < (Int($1.dropFirst(5)) ?? 0, $1) }
+    }
+
+    /// A stable id: the /dev/v4l/by-id or by-path link naming the node, else `<bus_info>/<node>`.
+    static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
+        for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
+            for link in listDirectory(dir).sorted() where resolvedPath("\(dir)/\(link)") == nodePath {
+                return link
+            }
+        }
+        return busInfo.isEmpty ? nodeName : "\(busInfo)/\(nodeName)"
+    }
+
+    struct Capabilities {
+        let driver: String, card: String, bus: String, deviceCaps: UInt32
+        var isVideoCapture: Bool {
+            deviceCaps & UInt32(V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_VIDEO_CAPTURE_MPLANE) != 0
+                && deviceCaps & UInt32(V4L2_CAP_STREAMING) != 0
+        }
+        var isSinglePlanar: Bool { deviceCaps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 }
+        var isMediaControlled: Bool { deviceCaps & UInt32(V4L2_CAP_IO_MC) != 0 }
+    }
+
+    static func queryCapabilities(_ fd: DeviceFD) throws(V4L2Errno) -> Capabilities {
+        var cap = v4l2_capability()
+        try fd.ioctl(UInt(CAMHAL_VIDIOC_QUERYCAP), &cap, "VIDIOC_QUERYCAP")
+        let caps = cap.capabilities & UInt32(bitPattern: Int32(truncatingIfNeeded: V4L2_CAP_DEVICE_CAPS)) != 0 ? cap.device_caps : cap.capabilities
+        return Capabilities(driver: cString(cap.driver), card: cString(cap.card), bus: cString(cap.bus_info), deviceCaps: caps)
+    }
+
+    struct Input { let index: UInt32; let name: String; let type: UInt32 }
+
+    static func inputs(_ fd: DeviceFD) -> [Input] {
+        var result: [Input] = []
+        var i: UInt32 = 0
+        while i < 64 {
+            var e = v4l2_input()
+            e.index = i
+            guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUMINPUT), &e, "VIDIOC_ENUMINPUT")) != nil else { break }
+            result.append(Input(index: i, name: cString(e.name), type: e.type))
+            i += 1
+        }
+        return result
+    }
+
+    static func currentInput(_ fd: DeviceFD) -> UInt32? {
+        var i: Int32 = 0
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_G_INPUT), &i, "VIDIOC_G_INPUT")) != nil else { return nil }
+        return UInt32(i)
+    }
+
+    static func selectInput(_ fd: DeviceFD, _ index: UInt32) throws(V4L2Errno) {
+        var i = Int32(index)
+        try fd.ioctl(UInt(CAMHAL_VIDIOC_S_INPUT), &i, "VIDIOC_S_INPUT(\(index))")
+    }
+
+    /// The selection target's rectangle, or nil when the device has no such selection.
+    static func selection(_ fd: DeviceFD, target: Int32) -> v4l2_rect? {
+        var s = v4l2_selection()
+        s.type = V4L2Formats.captureType
+        s.target = UInt32(target)
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_G_SELECTION), &s, "VIDIOC_G_SELECTION")) != nil else { return nil }
+        return s.r
+    }
+
+    /// Focus modes a set of focus controls allows (F2).
+    static func focusModes(auto: Bool, absolute: Bool, start: Bool) -> [FocusMode] {
+        var modes: [FocusMode] = []
+        if auto { modes.append(.continuous) }
+        if start || auto { modes.append(.auto) }
+        if auto || absolute || start { modes.append(.locked) }
+        if absolute { modes.append(.manual) }
+        return modes
+    }
+
+    /// Every capture device. Nodes that cannot be opened for lack of permission are still listed
+    /// (their primary node only), so that binding them reports the remedy (R4).
+    static func devices(backend: String) -> [DeviceDescriptor] {
+        let graphs = MediaGraph.all()
+        var result: [DeviceDescriptor] = []
+        for name in videoNodeNames() {
+            let path = "/dev/\(name)"
+            result += describeNode(path: path, name: name, graphs: graphs, backend: backend)
+        }
+        return result
+    }
+
+    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String) -> [DeviceDescriptor] {
+        let fd: DeviceFD
+        do {
+            fd = try DeviceFD(path: path)
+        } catch {
+            guard error.code == EACCES || error.code == EPERM,
+                  readTextFile("/sys/class/video4linux/\(name)/index")?.trimmingSpaces == "0" else { return [] }
+            let card = readTextFile("/sys/class/video4linux/\(name)/name")?.trimmingSpaces ?? name
+            return [DeviceDescriptor(
+                id: stableID(nodePath: path, nodeName: name, busInfo: ""), name: card, backend: backend, facing: .external,
+                lenses: DeviceDescriptor.singleLens(facing: .external), formats: [],
+                details: [Key.node: path, Key.error: error.cameraError(device: path).description])]
+        }
+        defer { fd.close() }
+        guard let caps = try? queryCapabilities(fd), caps.isVideoCapture, caps.isSinglePlanar else { return [] }
+        var st = stat()
+        guard fstat(fd.raw, &st) == 0 else { return [] }
+        let major = camhal_major(UInt64(st.st_rdev)), minor = camhal_minor(UInt64(st.st_rdev))
+        let baseID = stableID(nodePath: path, nodeName: name, busInfo: caps.bus)
+
+        var details: [String: String] = [Key.node: path, Key.driver: caps.driver, Key.card: caps.card, Key.bus: caps.bus]
+        // Media controller: the upstream pipeline (vimc), the sensor's lens and flash.
+        var pipeline: MediaPipeline?
+        var lensNode: String?, flashNode: String?
+        if let (graph, _, p) = MediaPipeline.find(major: major, minor: minor, graphs: graphs) {
+            details[Key.media] = graph.path
+            pipeline = p
+            if let p {
+                details[Key.pipeline] = p.summary
+                let sensor = p.stages[0].entity
+                lensNode = graph.ancillary(of: sensor, function: UInt32(MEDIA_ENT_F_LENS)).first.flatMap(graph.node(of:))
+                flashNode = graph.ancillary(of: sensor, function: UInt32(MEDIA_ENT_F_FLASH)).first.flatMap(graph.node(of:))
+            }
+        }
+        if let lensNode { details[Key.lens] = lensNode }
+        let flash = flashNode.flatMap { try? DeviceFD(path: $0) }
+        defer { flash?.close() }
+        let torchOnFlash = flash?.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
+        if torchOnFlash, let flashNode { details[Key.flash] = flashNode }
+        let torchOnNode = fd.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
+
+        let allInputs = caps.isMediaControlled ? [] : inputs(fd)
+        let cameraInputs = allInputs.filter { $0.type != UInt32(V4L2_INPUT_TYPE_TUNER) }
+        let original = currentInput(fd)
+        defer { if let original, allInputs.count > 1 { try? selectInput(fd, original) } }
+        let perInput: [Input?] = cameraInputs.count > 1 ? cameraInputs : [nil]
+
+        var result: [DeviceDescriptor] = []
+        for input in perInput {
+            var d = details
+            var id = baseID
+            var displayName = caps.card
+            if let input {
+                // Another process streaming the node refuses S_INPUT: list the current input only.
+                if input.index != original {
+                    guard (try? selectInput(fd, input.index)) != nil else { continue }
+                }
+                id += "#input=\(input.index)"
+                displayName += " (\(input.name))"
+                d[Key.input] = String(input.index)
+                d[Key.inputName] = input.name
+            } else if let only = cameraInputs.first ?? allInputs.first {
+                d[Key.inputName] = only.name
+            }
+            let formats = V4L2Formats.describe(fd, mbusCodes: pipeline?.outputCodes)
+            let lens = lensNode.flatMap { try? DeviceFD(path: $0) }
+            let focusFD = lens ?? fd
+            let fAuto = focusFD.queryControl(ControlID.focusAuto) != nil
+            let fAbs = focusFD.queryControl(ControlID.focusAbsolute)
+            let fStart = focusFD.queryControl(ControlID.autoFocusStart) != nil
+            lens?.close()
+            if fAuto || fAbs != nil || fStart {
+                d[Key.focusControls] = [fAuto ? "FOCUS_AUTO" : nil, fAbs.map { "FOCUS_ABSOLUTE \($0.minimum)...\($0.maximum)" }, fStart ? "AUTO_FOCUS_START" : nil]
+                    .compactMap { $0 }.joined(separator: ", ") + (lens != nil ? " (lens sub-device)" : "")
+            }
+            let zoomMethod: ZoomMethod
+            if let z = fd.queryControl(ControlID.zoomAbsolute) {
+                zoomMethod = .optical
+                d[Key.zoomControl] = "ZOOM_ABSOLUTE \(z.minimum)...\(z.maximum)"
+            } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS) {
+                zoomMethod = .sensorCrop
+                d[Key.zoomControl] = "selection crop, bounds \(bounds.width)x\(bounds.height)"
+            } else {
+                zoomMethod = .frameCrop
+            }
+            result.append(DeviceDescriptor(
+                id: id, name: displayName, backend: backend, facing: .external,
+                lenses: DeviceDescriptor.singleLens(facing: .external),
+                hasTorch: torchOnFlash || torchOnNode, supportsFocusPoint: false,
+                focusModes: focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart),
+                formats: formats, zoomMethod: zoomMethod, isExclusive: true, details: d))
+        }
+        return result
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,154 @@
+import CamHAL
+import CV4L2
+import Glibc
+
+/// Format enumeration (ENUM_FMT, ENUM_FRAMESIZES, ENUM_FRAMEINTERVALS) and negotiation helpers.
+enum V4L2Formats {
+    /// Sizes offered for stepwise/continuous frame-size ranges (a few standard ones, not every step).
+    static let standardSizes: [Size] = [
+        Size(width: 320, height: 240), Size(width: 640, height: 480), Size(width: 1280, height: 720),
+        Size(width: 1920, height: 1080),
+    ]
+    /// At most this many discrete sizes per pixel format (a spread across the list is kept).
+    static let maxDiscreteSizes = 12
+
+    static let captureType = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+
+    /// Pixel formats of a capture node; with `mbusCode` only those the node makes from that media-bus code.
+    static func pixelFormats(_ fd: DeviceFD, mbusCode: UInt32 = 0) -> [UInt32] {
+        var result: [UInt32] = []
+        var index: UInt32 = 0
+        while index < 256 {
+            var d = v4l2_fmtdesc()
+            d.index = index
+            d.type = captureType
+            d.mbus_code = mbusCode
+            guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FMT), &d, "VIDIOC_ENUM_FMT")) != nil else { break }
+            if !result.contains(d.pixelformat) { result.append(d.pixelformat) }
+            index += 1
+        }
+        return result
+    }
+
+    /// Sizes for `pixelFormat`: the discrete list (capped), or standard sizes inside a range, or
+    /// nil when the driver does not enumerate sizes.
+    static func sizes(_ fd: DeviceFD, pixelFormat: UInt32) -> [Size]? {
+        var e = v4l2_frmsizeenum()
+        e.index = 0
+        e.pixel_format = pixelFormat
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FRAMESIZES), &e, "VIDIOC_ENUM_FRAMESIZES")) != nil else { return nil }
+        if e.type == UInt32(V4L2_FRMSIZE_TYPE_DISCRETE.rawValue) {
+            var sizes: [Size] = []
+            var i: UInt32 = 0
+            while i < 64 {
+                var d = v4l2_frmsizeenum()
+                d.index = i
+                d.pixel_format = pixelFormat
+                guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FRAMESIZES), &d, "VIDIOC_ENUM_FRAMESIZES")) != nil,
+                      d.type == UInt32(V4L2_FRMSIZE_TYPE_DISCRETE.rawValue) else { break }
+                sizes.append(Size(width: Int(d.discrete.width), height: Int(d.discrete.height)))
+                i += 1
+            }
+            if sizes.count > maxDiscreteSizes {
+                let stride = Double(sizes.count - 1) / Double(maxDiscreteSizes - 1)
+                sizes = (0..<maxDiscreteSizes).map { sizes[Int((Double($0) * stride).rounded())] }
+            }
+            return sizes
+        }
+        let s = e.stepwise
+        return stepwiseSizes(
+            minWidth: Int(s.min_width), maxWidth: Int(s.max_width), stepWidth: Int(s.step_width),
+            minHeight: Int(s.min_height), maxHeight: Int(s.max_height), stepHeight: Int(s.step_height))
+    }
+
+    /// The standard sizes that fit a stepwise range (falling back to its maximum when none fits).
+    static func stepwiseSizes(minWidth: Int, maxWidth: Int, stepWidth: Int, minHeight: Int, maxHeight: Int, stepHeight: Int) -> [Size] {
+        func fits(_ v: Int, _ lo: Int, _ hi: Int, _ step: Int) -> Bool {
+            v >= lo && v <= hi && (step <= 1 || (v - lo) % step == 0)
+        }
+        let sizes = standardSizes.filter {
+            fits($0.width, minWidth, maxWidth, stepWidth) && fits($0.height, minHeight, maxHeight, stepHeight)
+        }
+        return sizes.isEmpty ? [Size(width: maxWidth, height: maxHeight)] : sizes
+    }
+
+    /// Frame rates at one size (highest first); empty when the driver does not say.
+    static func frameRates(_ fd: DeviceFD, pixelFormat: UInt32, size: Size) -> [Double] {
+        var rates: [Double] = []
+        var i: UInt32 = 0
+        while i < 32 {
+            var e = v4l2_frmivalenum()
+            e.index = i
+            e.pixel_format = pixelFormat
+            e.width = UInt32(size.width)
+            e.height = UInt32(size.height)
+            guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FRAMEINTERVALS), &e, "VIDIOC_ENUM_FRAMEINTERVALS")) != nil else { break }
+            if e.type == UInt32(V4L2_FRMIVAL_TYPE_DISCRETE.rawValue) {
+                if let r = rate(e.discrete) { rates.append(r) }
+                i += 1
+            } else {
+                // Stepwise/continuous: the fastest, the slowest, and 30/15 when inside.
+                let fastest = rate(e.stepwise.min) ?? 0, slowest = rate(e.stepwise.max) ?? 0
+                rates = [fastest, slowest] + [30.0, 15.0].filter { $0 < fastest && $0 > slowest }
+                break
+            }
+        }
+        return Array(Set(rates.filter { $0 > 0 })).sorted(by: >)
+    }
+
+    static func rate(_ f: v4l2_fract) -> Double? {
+        guard f.numerator > 0, f.denominator > 0 else { return nil }
+        return (Double(f.denominator) / Double(f.numerator) * 1000).rounded() / 1000
+    }
+
+    /// The current capture format (G_FMT).
+    static func current(_ fd: DeviceFD) throws(V4L2Errno) -> v4l2_pix_format {
+        var f = v4l2_format()
+        f.type = captureType
+        try fd.ioctl(UInt(CAMHAL_VIDIOC_G_FMT), &f, "VIDIOC_G_FMT")
+        return f.fmt.pix
+    }
+
+    /// The current frame rate (G_PARM), 0 when unknown.
+    static func currentRate(_ fd: DeviceFD) -> Double {
+        var p = v4l2_streamparm()
+        p.type = captureType
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_G_PARM), &p, "VIDIOC_G_PARM")) != nil else { return 0 }
+        return rate(p.parm.capture.timeperframe) ?? 0
+    }
+
+    /// Every format of the node's current input. `mbusCodes` restricts a media-controller node
+    /// to what its upstream pipeline can produce.
+    static func describe(_ fd: DeviceFD, mbusCodes: [UInt32]? = nil) -> [FormatDescription] {
+        let pixfmts: [UInt32]
+        if let mbusCodes {
+            var seen: [UInt32] = []
+            for code in mbusCodes { for p in pixelFormats(fd, mbusCode: code) where !seen.contains(p) { seen.append(p) } }
+            pixfmts = seen
+        } else {
+            pixfmts = pixelFormats(fd)
+        }
+        let cur = try? current(fd)
+        var result: [FormatDescription] = []
+        for p in pixfmts {
+            var sizes = sizes(fd, pixelFormat: p)
+            if sizes == nil {
+                // No size enumeration (analog/HDMI inputs): what TRY_FMT gives at the current size.
+                var f = v4l2_format()
+                f.type = captureType
+                f.fmt.pix.pixelformat = p
+                f.fmt.pix.width = cur?.width ?? 640
+                f.fmt.pix.height = cur?.height ?? 480
+                if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil, f.fmt.pix.pixelformat == p {
+                    sizes = [Size(width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height))]
+                }
+            }
+            for size in sizes ?? [] {
+                var rates = frameRates(fd, pixelFormat: p, size: size)
+                if rates.isEmpty, cur?.pixelformat == p, let r = Optional(currentRate(fd)), r > 0 { rates = [r] }
+                result.append(FormatDescription(pixelFormat: PixelFormat(rawValue: p), size: size, frameRates: rates))
+            }
+        }
+        return result
+    }
+}

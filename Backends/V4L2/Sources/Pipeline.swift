@@ -1,0 +1,159 @@
+import CamHAL
+import CV4L2
+import Glibc
+
+/// A simple media-controller pipeline (sensor → [ISP stages] → capture node) that CamHAL
+/// configures itself, the way vimc needs (STREAMON fails with EPIPE until every pad along the
+/// linked path agrees on the format).
+struct MediaPipeline: Sendable {
+    let graph: MediaGraph
+    let stages: [MediaGraph.Stage]
+
+    var summary: String { stages.map(\.entity.name).joined(separator: " -> ") }
+
+    /// The pipeline feeding the video node `major:minor`, if it sits in a media graph with
+    /// sub-devices upstream.
+    static func find(major: UInt32, minor: UInt32, graphs: [MediaGraph]) -> (MediaGraph, MediaGraph.Entity, MediaPipeline?)? {
+        for g in graphs {
+            guard let e = g.entity(major: major, minor: minor) else { continue }
+            let stages = g.upstream(of: e)
+            return (g, e, stages.isEmpty ? nil : MediaPipeline(graph: g, stages: stages))
+        }
+        return nil
+    }
+
+    /// Media-bus codes a sub-device pad offers.
+    static func mbusCodes(node: String, pad: UInt32) -> [UInt32] {
+        guard let fd = try? DeviceFD(path: node) else { return [] }
+        var codes: [UInt32] = []
+        var i: UInt32 = 0
+        while i < 128 {
+            var e = v4l2_subdev_mbus_code_enum()
+            e.pad = pad
+            e.index = i
+            e.which = UInt32(V4L2_SUBDEV_FORMAT_ACTIVE.rawValue)
+            guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_SUBDEV_ENUM_MBUS_CODE), &e, "VIDIOC_SUBDEV_ENUM_MBUS_CODE")) != nil else { break }
+            codes.append(e.code)
+            i += 1
+        }
+        return codes
+    }
+
+    /// Codes the last stage can hand to the capture node. When its source pad also feeds other
+    /// sub-devices (vimc's sensor feeds both the raw capture node and the debayer), only codes all
+    /// of them accept: the kernel validates every enabled link of the connected graph at STREAMON.
+    var outputCodes: [UInt32] {
+        guard let last = stages.last else { return [] }
+        var codes = Self.mbusCodes(node: last.node, pad: last.sourcePad)
+        for c in graph.consumers(of: last.entity, pad: last.sourcePad) where !graph.isVideoNode(c.entity) {
+            guard let node = graph.node(of: c.entity) else { continue }
+            let accepted = Self.mbusCodes(node: node, pad: c.pad)
+            if !accepted.isEmpty { codes = codes.filter(accepted.contains) }
+        }
+        // A multi-stage path may not convert every code its last stage lists (vimc's scaler
+        // passes on what the debayer gives): keep the codes a trial configuration really produces.
+        if stages.count > 1 {
+            codes = codes.filter { (try? configure(code: $0, width: 640, height: 480, trying: true)) != nil }
+        }
+        return codes
+    }
+
+    struct PadFormat: Equatable, CustomStringConvertible {
+        var code: UInt32
+        var width: UInt32
+        var height: UInt32
+        var description: String { "0x\(String(code, radix: 16))/\(width)x\(height)" }
+    }
+
+    private static func setFormat(_ fd: DeviceFD, pad: UInt32, _ want: PadFormat, trying: Bool = false) throws(V4L2Errno) -> PadFormat {
+        var f = v4l2_subdev_format()
+        f.which = UInt32(trying ? V4L2_SUBDEV_FORMAT_TRY.rawValue : V4L2_SUBDEV_FORMAT_ACTIVE.rawValue)
+        f.pad = pad
+        try fd.ioctl(UInt(CAMHAL_VIDIOC_SUBDEV_G_FMT), &f, "VIDIOC_SUBDEV_G_FMT(pad \(pad))")
+        f.format.code = want.code
+        f.format.width = want.width
+        f.format.height = want.height
+        f.format.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        try fd.ioctl(UInt(CAMHAL_VIDIOC_SUBDEV_S_FMT), &f, "VIDIOC_SUBDEV_S_FMT(pad \(pad), \(want))")
+        return PadFormat(code: f.format.code, width: f.format.width, height: f.format.height)
+    }
+
+    /// Makes the rest of the connected graph agree with the configured path: every enabled link
+    /// leaving a stage's source pad towards something outside the path gets the same format on its
+    /// sink pad, downstream sub-devices propagate further, and other capture nodes get the matching
+    /// pixel format and size (vimc validates the whole connected graph at STREAMON). Mismatches
+    /// that cannot be fixed (a node busy streaming) are left; STREAMON then reports them.
+    private func propagate(from fds: [DeviceFD]) throws(V4L2Errno) {
+        var queue: [(MediaGraph.Entity, DeviceFD, UInt32)] = []  // (entity, its fd, source pad)
+        var visited = Set(stages.map(\.entity.id))
+        for (i, s) in stages.enumerated() { queue.append((s.entity, fds[i], s.sourcePad)) }
+        var opened: [DeviceFD] = []
+        defer { for fd in opened { fd.close() } }
+        while !queue.isEmpty {
+            let (entity, fd, pad) = queue.removeFirst()
+            var f = v4l2_subdev_format()
+            f.which = UInt32(V4L2_SUBDEV_FORMAT_ACTIVE.rawValue)
+            f.pad = pad
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_SUBDEV_G_FMT), &f, "VIDIOC_SUBDEV_G_FMT(pad \(pad))")
+            let fmt = PadFormat(code: f.format.code, width: f.format.width, height: f.format.height)
+            for c in graph.consumers(of: entity, pad: pad) where !visited.contains(c.entity.id) {
+                guard let node = graph.node(of: c.entity) else { continue }
+                visited.insert(c.entity.id)
+                guard let cfd = try? DeviceFD(path: node) else { continue }
+                opened.append(cfd)
+                if graph.isVideoNode(c.entity) {
+                    // Another capture node: give it the pixel format of this code, at this size.
+                    guard let pix = V4L2Formats.pixelFormats(cfd, mbusCode: fmt.code).first else { continue }
+                    var vf = v4l2_format()
+                    vf.type = V4L2Formats.captureType
+                    vf.fmt.pix.pixelformat = pix
+                    vf.fmt.pix.width = fmt.width
+                    vf.fmt.pix.height = fmt.height
+                    vf.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+                    _ = try? cfd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &vf, "VIDIOC_S_FMT")
+                } else {
+                    _ = try Self.setFormat(cfd, pad: c.pad, fmt)
+                    for sp in graph.sourcePads(of: c.entity) { queue.append((c.entity, cfd, sp)) }
+                }
+            }
+        }
+    }
+
+    /// Sets every pad along the path so the last stage outputs `code` at `width`x`height`
+    /// (or the nearest size the stages allow). Returns the format the last stage really outputs.
+    /// EBUSY (another capture node of the graph is streaming) is thrown as is.
+    /// With `trying`, only V4L2_SUBDEV_FORMAT_TRY formats are set (private to this call's file
+    /// handles: no effect on the device), to learn whether the path can produce `code`.
+    func configure(code: UInt32, width: UInt32, height: UInt32, trying: Bool = false) throws(V4L2Errno) -> PadFormat {
+        var fds: [DeviceFD] = []
+        for s in stages { fds.append(try DeviceFD(path: s.node)) }
+        let sensorCodes = Self.mbusCodes(node: stages[0].node, pad: stages[0].sourcePad)
+        // Try the wanted code at the sensor first, then every other code it offers (a debayer
+        // stage wants Bayer in and gives RGB out).
+        let order = (sensorCodes.contains(code) ? [code] : []) + sensorCodes.filter { $0 != code }
+        var lastError: V4L2Errno?
+        candidates: for sensorCode in order {
+            do {
+                var upstream = try Self.setFormat(
+                    fds[0], pad: stages[0].sourcePad, PadFormat(code: stages.count == 1 ? code : sensorCode, width: width, height: height),
+                    trying: trying)
+                for i in stages.indices.dropFirst() {
+                    let stage = stages[i]
+                    let sink = try Self.setFormat(fds[i], pad: stage.sinkPad ?? 0, upstream, trying: trying)
+                    guard sink == upstream else { continue candidates }
+                    let isLast = i == stages.count - 1
+                    upstream = try Self.setFormat(
+                        fds[i], pad: stage.sourcePad, PadFormat(code: isLast ? code : sink.code, width: width, height: height),
+                        trying: trying)
+                }
+                guard upstream.code == code else { continue }
+                if !trying { try propagate(from: fds) }
+                return upstream
+            } catch {
+                if error.code == EBUSY { throw error }
+                lastError = error
+            }
+        }
+        throw lastError ?? V4L2Errno(EINVAL, "configuring media pipeline \(summary) for code 0x\(String(code, radix: 16))")
+    }
+}

@@ -1,0 +1,415 @@
+import CamHAL
+import CV4L2
+import Foundation
+import Glibc
+
+/// The part of a stream that frames keep alive: the descriptor and the buffers. Requeueing a
+/// released frame and stopping the stream are serialised by one lock, so a frame released after
+/// `close()` never touches a closed descriptor (its release is a no-op then), and the buffers are
+/// unmapped only when the last frame is gone (`BufferMaps`).
+final class StreamCore: @unchecked Sendable {
+    let fd: DeviceFD
+    let maps = BufferMaps()
+    private let lock = NSLock()
+    private var streaming = false
+    /// Frames requeued, for tests and the benchmark.
+    private(set) var requeued = 0
+
+    init(fd: DeviceFD) { self.fd = fd }
+
+    func markStreaming() { lock.withLock { streaming = true } }
+
+    /// Hands buffer `index` back to the driver, if the stream still runs.
+    func requeue(_ index: UInt32) {
+        lock.withLock {
+            guard streaming else { return }
+            var b = v4l2_buffer()
+            b.type = V4L2Formats.captureType
+            b.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
+            b.index = index
+            if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF")) != nil { requeued += 1 }
+        }
+    }
+
+    /// STREAMOFF, REQBUFS 0 (frees the queue for other processes even while the app still holds
+    /// mapped frames: the kernel orphans them), close. Idempotent.
+    func stop() {
+        lock.withLock {
+            streaming = false
+            guard fd.isOpen else { return }
+            var type = Int32(V4L2Formats.captureType)
+            _ = try? fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMOFF), &type, "VIDIOC_STREAMOFF")
+            var req = v4l2_requestbuffers()
+            req.count = 0
+            req.type = V4L2Formats.captureType
+            req.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
+            _ = try? fd.ioctl(UInt(CAMHAL_VIDIOC_REQBUFS), &req, "VIDIOC_REQBUFS(0)")
+            fd.close()
+        }
+    }
+}
+
+/// One streaming V4L2 capture node: MMAP buffers, a dedicated thread that polls and dequeues,
+/// zero-copy frames that requeue their buffer when released.
+final class V4L2Binding: DriverBinding, @unchecked Sendable {
+    static let bufferCount: UInt32 = 4
+
+    let format: StreamFormat
+    let deviceID: String
+    let node: String
+    private let core: StreamCore
+    private let sink: DriverSink
+    private let bytesPerLine: Int
+    private let wakeFD: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private let lensFD: DeviceFD?
+    private let flashFD: DeviceFD?
+    private let zoomMethod: ZoomMethod
+    private let zoomControl: ControlInfo?
+    private let cropBounds: v4l2_rect?
+    /// The crop the device applies, read by the streaming thread for `Frame.sensorCrop`.
+    private let sensorCrop = Locked(NormalizedRect.full)
+    private let closed = Locked(false)
+    /// Whether selection cropping turned out to work on this stream (it can fail when the
+    /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
+    private var cropUsable = true
+
+    private init(
+        device: DeviceDescriptor, node: String, core: StreamCore, sink: DriverSink, format: StreamFormat, bytesPerLine: Int,
+        wakeFD: Int32, lensFD: DeviceFD?, flashFD: DeviceFD?
+    ) {
+        self.deviceID = device.id
+        self.node = node
+        self.core = core
+        self.sink = sink
+        self.format = format
+        self.bytesPerLine = bytesPerLine
+        self.wakeFD = wakeFD
+        self.lensFD = lensFD
+        self.flashFD = flashFD
+        self.zoomMethod = device.zoomMethod
+        self.zoomControl = device.zoomMethod == .optical ? core.fd.queryControl(ControlID.zoomAbsolute) : nil
+        self.cropBounds = device.zoomMethod == .sensorCrop ? V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_BOUNDS) : nil
+    }
+
+    /// Opens, configures and starts streaming `device` (R4: EBUSY anywhere → busy at once).
+    static func open(device: DeviceDescriptor, node: String, request: BindRequest, sink: DriverSink) throws(CameraError) -> V4L2Binding {
+        let id = device.id
+        func mapped(_ e: V4L2Errno) -> CameraError { e.cameraError(device: "\(id) (\(node))") }
+        let fd: DeviceFD
+        do { fd = try DeviceFD(path: node) } catch { throw mapped(error) }
+        // From here on `fd` closes when this function throws (DeviceFD.deinit).
+        do {
+            if let input = device.details[V4L2Discovery.Key.input].flatMap(UInt32.init) {
+                try V4L2Discovery.selectInput(fd, input)
+            }
+        } catch { throw mapped(error) }
+        guard let chosen = request.stream.choose(from: device.formats) else {
+            throw CameraError.configurationFailed("\(id): no format offered matches \(request.stream) (device lists \(device.formats.count) formats)")
+        }
+        let pixfmt = chosen.pixelFormat.rawValue
+
+        // A media-controller pipeline upstream (vimc): set every pad's format first.
+        if device.details[V4L2Discovery.Key.pipeline] != nil, let mediaPath = device.details[V4L2Discovery.Key.media] {
+            try configurePipeline(fd: fd, mediaPath: mediaPath, pixfmt: pixfmt, size: chosen.size, deviceID: id, node: node)
+        }
+
+        var f = v4l2_format()
+        f.type = V4L2Formats.captureType
+        f.fmt.pix.pixelformat = pixfmt
+        f.fmt.pix.width = UInt32(chosen.size.width)
+        f.fmt.pix.height = UInt32(chosen.size.height)
+        // Progressive frames where the driver can (an HDMI input with interlaced timings may
+        // still answer ALTERNATE: see `sequence(of:)`).
+        f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        do {
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(chosen.size))")
+        } catch { throw mapped(error) }
+        let pix = f.fmt.pix
+
+        // Frame rate: the requested one if offered (closest), else the fastest.
+        var rate = 0.0
+        if let target = request.stream.frameRate ?? chosen.frameRates.first,
+           let pick = chosen.frameRates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target), pick > 0
+        {
+            var p = v4l2_streamparm()
+            p.type = V4L2Formats.captureType
+            p.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((pick * 1000).rounded()))
+            _ = try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")
+        }
+        rate = V4L2Formats.currentRate(fd)
+        if rate == 0 { rate = chosen.frameRates.first ?? 0 }
+
+        let core = StreamCore(fd: fd)
+        do throws(V4L2Errno) {
+            var req = v4l2_requestbuffers()
+            req.count = bufferCount
+            req.type = V4L2Formats.captureType
+            req.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_REQBUFS), &req, "VIDIOC_REQBUFS(\(bufferCount))")
+            guard req.count > 0 else { throw V4L2Errno(ENOMEM, "VIDIOC_REQBUFS gave no buffers") }
+            for i in 0..<req.count {
+                var b = v4l2_buffer()
+                b.type = V4L2Formats.captureType
+                b.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
+                b.index = i
+                try fd.ioctl(UInt(CAMHAL_VIDIOC_QUERYBUF), &b, "VIDIOC_QUERYBUF(\(i))")
+                let addr = mmap(nil, Int(b.length), PROT_READ, MAP_SHARED, fd.raw, off_t(b.m.offset))
+                guard let addr, addr != MAP_FAILED else { throw V4L2Errno(errno, "mmap buffer \(i)") }
+                core.maps.append(.init(address: addr, length: Int(b.length)))
+                try fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF(\(i))")
+            }
+            var type = Int32(V4L2Formats.captureType)
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
+        } catch {
+            core.stop()
+            if error.code == EPIPE {
+                throw CameraError.configurationFailed(
+                    "\(id) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format \(PixelFormat(rawValue: pix.pixelformat)) \(pix.width)x\(pix.height) field \(pix.field)")
+            }
+            throw mapped(error)
+        }
+        core.markStreaming()
+
+        let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wake >= 0 else {
+            core.stop()
+            throw CameraError.configurationFailed("\(id): eventfd failed: \(String(cString: strerror(errno)))")
+        }
+        let lens = device.details[V4L2Discovery.Key.lens].flatMap { try? DeviceFD(path: $0) }
+        let flash = device.details[V4L2Discovery.Key.flash].flatMap { try? DeviceFD(path: $0) }
+        let format = StreamFormat(
+            pixelFormat: PixelFormat(rawValue: pix.pixelformat), width: Int(pix.width), height: Int(pix.height), frameRate: rate)
+        let binding = V4L2Binding(
+            device: device, node: node, core: core, sink: sink, format: format, bytesPerLine: Int(pix.bytesperline),
+            wakeFD: wake, lensFD: lens, flashFD: flash)
+        binding.start()
+        return binding
+    }
+
+    private static func configurePipeline(fd: DeviceFD, mediaPath: String, pixfmt: UInt32, size: Size, deviceID: String, node: String) throws(CameraError) {
+        var st = stat()
+        guard fstat(fd.raw, &st) == 0 else { throw CameraError.disconnected(device: deviceID) }
+        let graph: MediaGraph
+        do { graph = try MediaGraph.load(path: mediaPath) } catch { throw error.cameraError(device: "\(deviceID) (\(mediaPath))") }
+        guard case let (_, _, pipeline?)? = MediaPipeline.find(major: camhal_major(UInt64(st.st_rdev)), minor: camhal_minor(UInt64(st.st_rdev)), graphs: [graph]) else {
+            throw CameraError.configurationFailed("\(deviceID): no media pipeline upstream of \(node) in \(mediaPath)")
+        }
+        guard let code = pipeline.outputCodes.first(where: { V4L2Formats.pixelFormats(fd, mbusCode: $0).contains(pixfmt) }) else {
+            throw CameraError.configurationFailed(
+                "\(deviceID): pipeline \(pipeline.summary) cannot produce \(PixelFormat(rawValue: pixfmt))")
+        }
+        do throws(V4L2Errno) {
+            let out = try pipeline.configure(code: code, width: UInt32(size.width), height: UInt32(size.height))
+            guard out.width == UInt32(size.width), out.height == UInt32(size.height) else {
+                throw V4L2Errno(EINVAL, "pipeline \(pipeline.summary) gives \(out.width)x\(out.height), not \(size)")
+            }
+        } catch {
+            throw error.cameraError(device: "\(deviceID) (pipeline \(pipeline.summary))")
+        }
+    }
+
+    // MARK: streaming thread
+
+    private func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "camhal.v4l2.\(node)"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    private func planes(base: UnsafeRawPointer, bytesUsed: Int) -> [FramePlane] {
+        let h = format.height
+        let bpl = bytesPerLine > 0 ? bytesPerLine : (format.pixelFormat.packedBytesPerPixel ?? 1) * format.width
+        switch format.pixelFormat {
+        case .nv12, .nv21:
+            let y = bpl * h
+            guard bytesUsed >= y else { fallthrough }
+            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
+                    FramePlane(baseAddress: base + y, length: bytesUsed - y, bytesPerRow: bpl)]
+        case .i420:
+            let y = bpl * h, c = (bpl / 2) * ((h + 1) / 2)
+            guard bytesUsed >= y + 2 * c else { fallthrough }
+            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
+                    FramePlane(baseAddress: base + y, length: c, bytesPerRow: bpl / 2),
+                    FramePlane(baseAddress: base + y + c, length: c, bytesPerRow: bpl / 2)]
+        default:
+            return [FramePlane(baseAddress: base, length: bytesUsed, bytesPerRow: bpl)]
+        }
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        let fd = core.fd.raw
+        let buffers = core.maps.buffers
+        var pfd = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var spuriousErrors = 0
+        var lastSequence: UInt64?
+        while true {
+            let r = poll(&pfd, 2, 1000)
+            if r < 0 {
+                if errno == EINTR { continue }
+                sink.report(.failed(.streamFailed("\(deviceID): poll: \(String(cString: strerror(errno)))")))
+                return
+            }
+            if pfd[1].revents != 0 || closed.value { return }
+            if r == 0 { continue }  // a stall: the core's watchdog decides
+            let revents = pfd[0].revents
+            var b = v4l2_buffer()
+            b.type = V4L2Formats.captureType
+            b.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
+            do {
+                try core.fd.ioctl(UInt(CAMHAL_VIDIOC_DQBUF), &b, "VIDIOC_DQBUF")
+            } catch {
+                if error.code == EAGAIN {
+                    if revents & Int16(POLLERR | POLLHUP) != 0 {
+                        spuriousErrors += 1
+                        if spuriousErrors > 50 {
+                            sink.report(.failed(.streamFailed("\(deviceID): the driver reports a stream error (POLLERR)")))
+                            return
+                        }
+                        usleep(10_000)
+                    }
+                    continue
+                }
+                sink.report(.failed(error.cameraError(device: deviceID, fallback: CameraError.streamFailed)))
+                return
+            }
+            spuriousErrors = 0
+            let index = b.index
+            guard Int(index) < buffers.count, b.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0 else {
+                core.requeue(index)
+                continue
+            }
+            let buffer = buffers[Int(index)]
+            let used = min(Int(b.bytesused == 0 ? UInt32(buffer.length) : b.bytesused), buffer.length)
+            let core = self.core
+            // Frames always get increasing numbers (R1): a driver that repeats one (vivid's HDMI
+            // input of instance 0 numbers every frame twice, field NONE) gets the next number.
+            var sequence = Self.sequence(of: b)
+            if let last = lastSequence, sequence <= last { sequence = last + 1 }
+            lastSequence = sequence
+            let frame = Frame(
+                format: format.pixelFormat, width: format.width, height: format.height,
+                planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
+                sequence: sequence,
+                timestamp: Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000,
+                sensorCrop: sensorCrop.value,
+                onRelease: { core.requeue(index) })
+            if closed.value { return }  // the frame's release is a no-op once stopped
+            sink.deliver(frame)
+        }
+    }
+
+    /// The frame's sequence number. With V4L2_FIELD_ALTERNATE the two fields of a frame share
+    /// the driver's sequence; they are numbered 2n (top) and 2n+1 (bottom) so they still increase.
+    static func sequence(of b: v4l2_buffer) -> UInt64 {
+        switch b.field {
+        case UInt32(V4L2_FIELD_TOP.rawValue): return UInt64(b.sequence) * 2
+        case UInt32(V4L2_FIELD_BOTTOM.rawValue): return UInt64(b.sequence) * 2 + 1
+        default: return UInt64(b.sequence)
+        }
+    }
+
+    // MARK: controls
+
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication {
+        let factor = factor.isFinite ? max(1, factor) : 1
+        switch zoomMethod {
+        case .optical:
+            guard let z = zoomControl else { return .none }
+            // Linear map: factor 1 → minimum, the lens ceiling → maximum.
+            let ceiling = max(lens.nativeZoomCeiling, 1.0001)
+            let t = min(1, (factor - 1) / (ceiling - 1))
+            let value = Double(z.minimum) + t * Double(z.maximum - z.minimum)
+            guard let applied = try? core.fd.setControl(z.id, Int32(value.rounded())) else { return .none }
+            let appliedT = Double(Int64(applied) - z.minimum) / Double(max(1, z.maximum - z.minimum))
+            return .device(factor: 1 + appliedT * (ceiling - 1))
+        case .sensorCrop:
+            return applyCrop(factor: factor)
+        default:
+            return .none
+        }
+    }
+
+    /// Digital zoom with VIDIOC_S_SELECTION(CROP), centered; keeps the compose rectangle on the
+    /// whole frame (the driver scales). Falls back to the frame path when the driver cannot.
+    private func applyCrop(factor: Double) -> ZoomApplication {
+        guard cropUsable, let bounds = cropBounds, core.fd.isOpen else { return .none }
+        func even(_ v: Double) -> Int32 { Int32((v / 2).rounded()) * 2 }
+        let w = max(2, even(Double(bounds.width) / factor)), h = max(2, even(Double(bounds.height) / factor))
+        var s = v4l2_selection()
+        s.type = V4L2Formats.captureType
+        s.target = UInt32(V4L2_SEL_TGT_CROP)
+        s.r = v4l2_rect(left: bounds.left + (Int32(bounds.width) - w) / 2, top: bounds.top + (Int32(bounds.height) - h) / 2, width: UInt32(w), height: UInt32(h))
+        let ok = (try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_S_SELECTION), &s, "VIDIOC_S_SELECTION(CROP)")) != nil
+        let compose = V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_COMPOSE)
+        let composeFull = compose.map { $0.left == 0 && $0.top == 0 && Int($0.width) == format.width && Int($0.height) == format.height } ?? true
+        guard ok, composeFull, s.r.width > 0, s.r.height > 0 else {
+            // Undo and let the core crop in the frame path from now on.
+            cropUsable = false
+            var reset = v4l2_selection()
+            reset.type = V4L2Formats.captureType
+            reset.target = UInt32(V4L2_SEL_TGT_CROP)
+            reset.r = V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_DEFAULT) ?? bounds
+            _ = try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_S_SELECTION), &reset, "VIDIOC_S_SELECTION(CROP default)")
+            sensorCrop.set(.full)
+            return .none
+        }
+        let r = s.r
+        let crop = NormalizedRect(
+            x: Double(r.left - bounds.left) / Double(bounds.width), y: Double(r.top - bounds.top) / Double(bounds.height),
+            width: Double(r.width) / Double(bounds.width), height: Double(r.height) / Double(bounds.height))
+        sensorCrop.set(crop)
+        return .device(factor: Double(bounds.width) / Double(r.width))
+    }
+
+    func applyTorch(_ on: Bool) -> Bool {
+        let target = flashFD ?? (core.fd.queryControl(ControlID.flashLEDMode) != nil ? core.fd : nil)
+        guard let target else { return false }
+        let mode = on ? Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue) : Int32(V4L2_FLASH_LED_MODE_NONE.rawValue)
+        guard (try? target.setControl(ControlID.flashLEDMode, mode)) != nil,
+              let now = try? target.getControl(ControlID.flashLEDMode) else { return false }
+        return now == Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+    }
+
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode {
+        let fd = lensFD ?? core.fd
+        let hasAuto = fd.queryControl(ControlID.focusAuto) != nil
+        let hasStart = fd.queryControl(ControlID.autoFocusStart) != nil
+        let hasAbsolute = fd.queryControl(ControlID.focusAbsolute) != nil
+        switch mode {
+        case .continuous:
+            if hasAuto, (try? fd.setControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+        case .auto:
+            if hasAuto { _ = try? fd.setControl(ControlID.focusAuto, 0) }
+            if hasStart, (try? fd.setControl(ControlID.autoFocusStart, 1)) != nil { return .auto }
+            if hasAuto, (try? fd.setControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+        case .locked, .manual:
+            if hasAuto { _ = try? fd.setControl(ControlID.focusAuto, 0) }
+            if hasStart, fd.queryControl(ControlID.autoFocusStop) != nil { _ = try? fd.setControl(ControlID.autoFocusStop, 1) }
+            if mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
+        case .fixed:
+            break
+        }
+        if hasAuto, let v = try? fd.getControl(ControlID.focusAuto) { return v != 0 ? .continuous : .locked }
+        return hasAbsolute ? .manual : .fixed
+    }
+
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+
+    func close() {
+        let first = closed.withLock { c -> Bool in defer { c = true }; return !c }
+        guard first else { return }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+        finished.wait()
+        core.stop()
+        Glibc.close(wakeFD)
+        lensFD?.close()
+        flashFD?.close()
+    }
+
+    deinit { close() }
+}
