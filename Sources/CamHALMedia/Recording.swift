@@ -402,11 +402,11 @@ public final class Recording: @unchecked Sendable {
             }
             usleep(10_000)
         }
+        let stats = self.stats  // before NULL: appsrc's counters do not survive the state change
         gst_element_set_state(pipeline, GST_STATE_NULL)
         var finalError = error
         if finalError == nil, let e = state.value.busError { finalError = .streamFailed("recording to \(url.path): \(e)") }
         if finalError == nil, timedOut { finalError = .timeout("recording to \(url.path): end of stream not written within 5 s") }
-        let stats = self.stats
         let waiters = state.withLock { s -> [CheckedContinuation<(stats: RecordingStats, error: CameraError?), Never>] in
             s.result = (stats, finalError)
             defer { s.waiters = [] }
