@@ -233,6 +233,7 @@ extension Camera {
         if notify {
             queue.async { [self] in frameArrived(generation: generation) }
         }
+        frameHandler.value?(frame)
         let queues = frameQueues.value
         for q in queues {
             if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }

@@ -99,6 +99,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     let boundFormat = Locked<StreamFormat?>(nil)
     let stateContinuations = Locked([UUID: AsyncStream<CameraState>.Continuation]())
     let frameQueues = Locked([FrameQueue]())
+    let frameHandler = Locked<(@Sendable (Frame) -> Void)?>(nil)
     private let delegateBox = Locked(WeakDelegate())
 
     struct WeakDelegate { weak var value: (any CameraStateDelegate)? }
@@ -148,6 +149,15 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public func currentLinearZoom() -> Double {
         let s = currentState
         return ZoomMath.linear(fromRatio: s.zoomRatio, in: s.minZoomRatio...max(s.minZoomRatio, s.maxZoomRatio))
+    }
+
+    /// Sets a handler called with every frame on the backend's own delivery thread, before any
+    /// `FrameStream` sees it: the zero-hop path (no queue, no task wake-up), like an
+    /// AVCaptureVideoDataOutput delegate that never lets frames pile up. The handler must return
+    /// quickly; it holds the device's buffer only while it runs, unless it keeps the frame.
+    /// Pass nil to remove it.
+    public func setFrameHandler(_ handler: (@Sendable (Frame) -> Void)?) {
+        frameHandler.set(handler)
     }
 
     public func frames(policy: BackpressurePolicy) -> FrameStream {

@@ -10,7 +10,7 @@ enum BenchCommand {
     static let verb = Verb(
         name: "bench", summary: "measure streaming cost against v4l2-ctl",
         usage: """
-            usage: camhal bench [--backend B] [--device ID] [--frames N] [--format FOURCC] [--size WxH] [--fps R] [--raw] [--no-compare]
+            usage: camhal bench [--backend B] [--device ID] [--frames N] [--format FOURCC] [--size WxH] [--fps R] [--raw | --handler] [--no-compare]
               --backend B    backend (default v4l2)
               --device ID    device id (default: the backend's first device)
               --frames N     frames to stream (default 300)
@@ -19,6 +19,7 @@ enum BenchCommand {
               --fps R        frame rate to ask for
               --raw          drive the backend's binding directly (no Camera session, no FrameStream):
                              separates the backend's cost from the core's
+              --handler      take frames with Camera.setFrameHandler (on the backend's thread, no FrameStream)
               --no-compare   skip the v4l2-ctl run
             """,
         run: run)
@@ -39,7 +40,7 @@ enum BenchCommand {
     }
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw"])
+        let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw", "handler"])
         guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let frames = try a.int("frames") ?? 300
         guard frames > 0 else { throw UsageError("option --frames: '\(frames)' must be positive") }
@@ -100,6 +101,12 @@ enum BenchCommand {
             let binding = try camera.backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
             tally.waitForAll(timeout: Double(frames) + 30)
             binding.close()
+        } else if a.has("handler") {
+            camera.setFrameHandler { f in _ = tally.count(f, limit: frames) }
+            camera.start()
+            tally.waitForAll(timeout: Double(frames) + 30)
+            stateNote = "\(camera.currentState)"
+            await camera.stop()
         } else {
             let stream = camera.frames(policy: .block(capacity: 2))
             camera.start()
@@ -115,7 +122,7 @@ enum BenchCommand {
             return 1
         }
         print(String(format: "camhal%@:   %@  %d frames in %.3f s = %.2f fps, CPU %.3f ms/frame, first frame %.3f s, copies/frame 0 (frames point into %d driver buffers), sequence regressions %d",
-                     a.has("raw") ? " (raw binding)" : "", format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, buffers.count, outOfOrder))
+                     a.has("raw") ? " (raw binding)" : a.has("handler") ? " (frame handler)" : " (FrameStream)", format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, buffers.count, outOfOrder))
 
         guard !a.has("no-compare"), device.backend == "v4l2", let node = device.details["node"] else { return 0 }
         // The same node and format with v4l2-ctl.
