@@ -289,11 +289,21 @@ extension Camera {
         emit()
     }
 
+    /// Arms the watchdog. It is a one-shot timer re-armed for the next moment something could be
+    /// due (the frame timeout after the last frame, the recovery delay), not a fast periodic tick:
+    /// every wake-up costs CPU per frame on a slow device.
     func startWatchdog() {
         stopWatchdog()
+        watchdogGeneration &+= 1
+        let generation = watchdogGeneration
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + 0.25, repeating: .milliseconds(250))
-        timer.setEventHandler { [weak self] in self?.watchdogTick() }
+        timer.setEventHandler { [weak self] in
+            guard let self, self.watchdogGeneration == generation else { return }
+            let next = self.watchdogTick()
+            // A rebind inside the tick started a new watchdog; only re-arm our own.
+            if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: .now() + max(0.05, next)) }
+        }
+        timer.schedule(deadline: .now() + 0.25)
         watchdog = timer
         timer.resume()
     }
@@ -301,29 +311,35 @@ extension Camera {
     func stopWatchdog() {
         watchdog?.cancel()
         watchdog = nil
+        watchdogGeneration &+= 1
     }
 
-    func watchdogTick() {
-        guard live.binding != nil else { return }
-        let now = Date()
-        let g = gate.value
+    /// Checks for silence or an overdue recovery; returns seconds until the next check.
+    func watchdogTick() -> Double {
         let fps = live.binding?.format.frameRate ?? 0
         let timeout = max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
+        guard live.binding != nil else { return timeout }
+        let now = Date()
+        let g = gate.value
         switch live.status {
         case .running:
             // A consumer holding frames (blocked producer, or every buffer held) is back-pressure, not an interruption.
-            guard g.producerBlocked == 0, !g.starved else { return }
-            let silent = g.firstSeen
-                ? now.timeIntervalSince(g.lastFrameAt) > timeout
-                : now.timeIntervalSince(g.boundAt) > max(timeout, configuration.firstFrameTimeout)
-            if silent { interrupt() }
+            guard g.producerBlocked == 0, !g.starved else { return timeout / 2 }
+            let due = g.firstSeen
+                ? g.lastFrameAt.addingTimeInterval(timeout)
+                : g.boundAt.addingTimeInterval(max(timeout, configuration.firstFrameTimeout))
+            guard due <= now else { return due.timeIntervalSince(now) + 0.01 }
+            interrupt()
+            return configuration.recoveryDelay
         case .interrupted:
-            if let since = live.interruptedSince, now.timeIntervalSince(since) > configuration.recoveryDelay {
-                // S8: frames did not come back by themselves; restart the stream.
-                rebind()
-            }
+            guard let since = live.interruptedSince else { return timeout }
+            let due = since.addingTimeInterval(configuration.recoveryDelay)
+            guard due <= now else { return due.timeIntervalSince(now) + 0.01 }
+            // S8: frames did not come back by themselves; restart the stream.
+            rebind()
+            return timeout
         default:
-            break
+            return timeout
         }
     }
 }

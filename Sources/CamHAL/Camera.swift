@@ -93,6 +93,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     var live = Live()
     var ramp: DispatchSourceTimer?
     var watchdog: DispatchSourceTimer?
+    var watchdogGeneration: UInt64 = 0
     let gate = Locked(FrameGate())
     let published = Locked(CameraState.initial)
     let selectedDevice: Locked<DeviceDescriptor>
