@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "CamHAL", targets: ["CamHAL"]),
         .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
+        .library(name: "CamHALGStreamer", targets: ["CamHALGStreamer"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .executable(name: "camhal", targets: ["camhal"]),
@@ -16,9 +17,13 @@ let package = Package(
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
+        .systemLibrary(
+            name: "CGStreamer", path: "Sources/CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
+        .target(name: "CamHALGStreamer", dependencies: ["CamHAL", "CGStreamer"], path: "Backends/GStreamer"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
         .executableTarget(
@@ -29,6 +34,10 @@ let package = Package(
             name: "CamHALTests",
             dependencies: ["CamHAL", "CamHALVirtual"],
             path: "Tests/CamHALTests"),
+        .testTarget(
+            name: "GStreamerTests",
+            dependencies: ["CamHAL", "CamHALGStreamer"],
+            path: "Tests/GStreamerTests"),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
