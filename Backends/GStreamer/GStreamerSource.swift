@@ -117,7 +117,9 @@ enum SourceValidator {
             throw .backendUnavailable(backend: GStreamerBackend.backendIdentifier, reason: why)
         }
         var error: UnsafeMutablePointer<CChar>?
-        guard let bin = camhal_gst_parse_bin(description, 0, &error) else {
+        // Parsed as it will be linked: followed by CamHAL's stages (a trailing caps filter such as
+        // `v4l2src ! video/x-raw,width=640` only parses with an element after it).
+        guard let bin = camhal_gst_parse_bin(description + " ! identity name=camhal_validate", 0, &error) else {
             let why = takeGString(error) ?? "unknown parse error"
             throw .invalidArgument(name: name, value: original, reason: "malformed: \(why)")
         }

@@ -200,4 +200,44 @@ struct GStreamerBackendTests {
             _ = try backend.bind(BindRequest(device: forged, lens: forged.lenses[0], stream: .default), sink: sink)
         }
     }
+
+    @Test func zoomRampIsLiveWithoutGaps() async throws {
+        let device = try backend.device(id: "videotestsrc")
+        let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: .nv12, size: Size(width: 640, height: 480))))
+        let stream = camera.frames(policy: .block(capacity: 64))
+        camera.start()
+        _ = await collect(camera.frames(policy: .keepOnlyLatest)) { $0.count >= 1 }
+        camera.rampZoomRatio(4, durationMs: 500)
+        let frames = await collect(stream) { $0.count >= 30 }
+        await camera.stop()
+        try #require(frames.count == 30)
+        let widths = frames.map(\.fieldOfView.width)
+        #expect(zip(widths, widths.dropFirst()).allSatisfy { $1 <= $0 + 1e-9 }, "field of view only narrows: \(widths)")
+        #expect(widths.last! < 0.3, "reached ~1/4: \(widths.last!)")
+        #expect(frames.allSatisfy { $0.width == 640 && $0.height == 480 })
+        let seqs = frames.map(\.sequence)
+        #expect(seqs.last! - seqs.first! == 29, "no frame lost while the crop changes: \(seqs)")
+    }
+
+    @Test func endOfStreamInterruptsAndErrorsFail() async throws {
+        let eos = try backend.source(description: "videotestsrc is-live=true num-buffers=5")
+        let camera = Camera(backend: backend, device: eos, configuration: .init(recoveryDelay: 30))
+        camera.start()
+        var status = camera.currentState.status
+        for _ in 0..<50 where status != .interrupted {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            status = camera.currentState.status
+        }
+        #expect(status == .interrupted)
+        await camera.stop()
+
+        let bad = try backend.source(description: "videotestsrc ! video/x-bayer,format=bggr")
+        let failing = Camera(backend: backend, device: bad)
+        failing.start()
+        for _ in 0..<50 where failing.currentState.status != .error { try await Task.sleep(nanoseconds: 50_000_000) }
+        let state = failing.currentState
+        #expect(state.status == .error)
+        #expect(state.error?.code == "streamFailed" || state.error?.code == "configurationFailed", "\(String(describing: state.error))")
+        await failing.stop()
+    }
 }
