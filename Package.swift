@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance"],
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALGStreamer"],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",

@@ -118,7 +118,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         if let sourceCaps { s += "capsfilter name=camhal_srccaps caps=\"\(sourceCaps)\" ! " } else { s += "videoconvert ! " }
         s += "videocrop name=camhal_crop ! videoscale add-borders=false ! videoconvert ! "
         s += "capsfilter name=camhal_caps caps=\"\(final),pixel-aspect-ratio=1/1\" ! "
-        s += "appsink name=camhal_sink sync=\(sync) max-buffers=\(maxBuffers) drop=true enable-last-sample=false"
+        s += "appsink name=camhal_sink sync=\(sync) max-buffers=\(maxBuffers) drop=false enable-last-sample=false"
         return s
     }
 

@@ -20,6 +20,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     private let stopping = Locked(false)
     private let closed = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Whether the source is live (a camera) rather than a file or an unpaced test source.
+    private(set) var isLive = false
 
     /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
     init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink) throws(CameraError) {
@@ -34,7 +36,13 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }
         appsink = camhal_gst_app_sink(sinkElement)
         crop = CropControl(element: cropElement)
-        if gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
+        let change = gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        // A live source (a camera, `is-live=true`) must never wait for the app: the appsink drops
+        // the oldest sample when full. A non-live one (a file, an unpaced test description) is
+        // back-pressured instead, so it loses no frame.
+        isLive = change == GST_STATE_CHANGE_NO_PREROLL
+        camhal_gst_set_bool(sinkElement, "drop", isLive ? 1 : 0)
+        if change == GST_STATE_CHANGE_FAILURE {
             let error = Self.pendingError(pipeline, deviceID: deviceID)
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             crop.detach()

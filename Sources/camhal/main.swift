@@ -4,6 +4,7 @@ import Foundation
 // only place that lists them.
 let verbs: [Verb] = [
     ProbeCommand.verb,
+    GStreamerBenchCommand.verb,
 ]
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))
