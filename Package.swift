@@ -12,23 +12,32 @@ let package = Package(
         .library(name: "CamHALGStreamer", targets: ["CamHALGStreamer"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
+        .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
     ],
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
-        .systemLibrary(
-            name: "CGStreamer", path: "Sources/CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
         .target(name: "CamHALGStreamer", dependencies: ["CamHAL", "CGStreamer"], path: "Backends/GStreamer"),
         .target(
             name: "CamHALBackends",
             dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer"],
             path: "Sources/CamHALBackends"),
-        .target(name: "CamHALConformance", dependencies: ["CamHAL"], path: "Conformance"),
+        .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
+        // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
+        .systemLibrary(
+            name: "CGStreamer", path: "Sources/CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg"),
+        .systemLibrary(name: "CLibYUV", path: "Sources/CLibYUV"),
+        .systemLibrary(name: "CZBar", path: "Sources/CZBar", pkgConfig: "zbar"),
+        .target(
+            name: "CamHALMedia",
+            dependencies: ["CamHAL", "CGStreamer", "CTurboJPEG", "CLibYUV", "CZBar"],
+            path: "Sources/CamHALMedia"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALGStreamer"],
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG", "CamHALGStreamer"],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",
@@ -42,6 +51,10 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
             path: "Tests/ConformanceTests"),
+        .testTarget(
+            name: "CamHALMediaTests",
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
+            path: "Tests/CamHALMediaTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -92,4 +92,62 @@ public enum SceneRenderer {
             for i in 0..<min(8, w) { bytes[i * 2] = stamp }
         }
     }
+
+    /// Renders a still gray image (a `VirtualScene.image`) fitted into the lens's field of view,
+    /// aspect kept, white around it; the sensor `crop` zooms into it. Chroma is neutral.
+    static func renderImage(into buffer: UnsafeMutableRawPointer, format: StreamFormat, image: VirtualScene.GrayImage, crop: NormalizedRect) {
+        let w = format.width, h = format.height
+        let frameAspect = Double(w) / Double(h), imageAspect = Double(image.width) / Double(image.height)
+        let fitW = min(1, imageAspect / frameAspect), fitH = min(1, frameAspect / imageAspect)
+        let xs: [Int] = (0..<w).map { px in
+            let u = (crop.x + (Double(px) + 0.5) / Double(w) * crop.width - (1 - fitW) / 2) / fitW
+            return u >= 0 && u < 1 ? Int(u * Double(image.width)) : -1
+        }
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        var row = [UInt8](repeating: 255, count: w)
+        for py in 0..<h {
+            let v = (crop.y + (Double(py) + 0.5) / Double(h) * crop.height - (1 - fitH) / 2) / fitH
+            let iy = v >= 0 && v < 1 ? Int(v * Double(image.height)) : -1
+            for px in 0..<w {
+                let ix = xs[px]
+                row[px] = ix >= 0 && iy >= 0 ? image.pixels[iy * image.width + ix] : 255
+            }
+            switch format.pixelFormat {
+            case .nv12:
+                row.withUnsafeBufferPointer { (bytes + py * w).update(from: $0.baseAddress!, count: w) }
+            case .rgb24:
+                let out = bytes + py * w * 3
+                for px in 0..<w { out[px * 3] = row[px]; out[px * 3 + 1] = row[px]; out[px * 3 + 2] = row[px] }
+            default:  // YUYV
+                let out = bytes + py * w * 2
+                for px in 0..<w { out[px * 2] = row[px]; out[px * 2 + 1] = 128 }
+            }
+        }
+        if format.pixelFormat == .nv12 {
+            (bytes + w * h).update(repeating: 128, count: w * (h / 2))
+        }
+    }
 }
+
+/// What the virtual camera shows.
+public enum VirtualScene: Sendable, Hashable {
+    /// An 8-bit gray image, row-major, `width` x `height` bytes.
+    public struct GrayImage: Sendable, Hashable {
+        public let width: Int
+        public let height: Int
+        public let pixels: [UInt8]
+        /// nil unless `pixels.count == width * height` and both sides are positive.
+        public init?(width: Int, height: Int, pixels: [UInt8]) {
+            guard width > 0, height > 0, pixels.count == width * height else { return nil }
+            self.width = width
+            self.height = height
+            self.pixels = pixels
+        }
+    }
+    /// The position-encoding gradient (the default; see `SceneRenderer`).
+    case gradient
+    /// A still image (a barcode, a test chart) instead of the gradient, fitted into every lens's
+    /// field of view; zoom crops into it. Lens codes, torch and the sequence stamp are not drawn.
+    case image(GrayImage)
+}
+

@@ -28,7 +28,13 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
     /// Frames per second the virtual sensor produces.
     public let frameRate: Double
 
-    public init(frameRate: Double = 30) { self.frameRate = frameRate }
+    /// What every device of this instance shows.
+    public let scene: VirtualScene
+
+    public init(frameRate: Double = 30, scene: VirtualScene = .gradient) {
+        self.frameRate = frameRate
+        self.scene = scene
+    }
 
     public func availability() -> BackendAvailability { .available }
 
@@ -73,7 +79,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         let binding = VirtualBinding(
             backend: self, deviceID: id, lens: request.lens,
             format: StreamFormat(pixelFormat: format.pixelFormat, width: format.size.width, height: format.size.height, frameRate: frameRate),
-            sink: sink)
+            sink: sink, scene: scene)
         let refusal: CameraError? = state.withLock { all in
             var s = all[id] ?? DeviceState()
             defer { all[id] = s }
@@ -116,7 +122,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption: return s.activeBinding
+            case .interruption, .silentStall: return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
                 s.disconnected = true
@@ -134,7 +140,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             return nil
         }
         switch fault {
-        case .interruption(let seconds): binding?.pause(seconds: seconds)
+        case .interruption(let seconds): binding?.pause(seconds: seconds, report: true)
+        case .silentStall(let seconds): binding?.pause(seconds: seconds, report: false)
         case .disconnect: binding?.disconnect()
         default: break
         }
@@ -153,4 +160,24 @@ final class VirtualWatch: DeviceWatch, @unchecked Sendable {
         if cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) { onCancel() }
     }
     deinit { cancel() }
+}
+
+extension VirtualBackend {
+    /// Measures the visible part of a virtual frame from its pixels: the world x span between the
+    /// visible rectangle's left and right edges, relative to the wide lens at 1x (which sees 2 world
+    /// units). 1.0 at wide 1x, 0.5 at 2x, 2.0 on the ultra-wide at 1x.
+    public func measuredFieldOfView(of frame: Frame) -> Double? {
+        guard frame.format == .yuyv || frame.format == .nv12 || frame.format == .rgb24,
+              let plane = frame.planes.first, frame.visibleRect.width > 2 else { return nil }
+        let bpp = frame.format == .nv12 ? 1 : (frame.format.packedBytesPerPixel ?? 2)
+        let row = (frame.visibleRect.y + frame.visibleRect.height / 2) * plane.bytesPerRow
+        // Skip the first row's sequence stamp by sampling the middle row; sample one pixel in from each edge.
+        let left = frame.visibleRect.x, right = frame.visibleRect.x + frame.visibleRect.width - 1
+        let bytes = plane.bytes
+        let xl = SceneRenderer.worldX(luma: bytes[row + left * bpp])
+        let xr = SceneRenderer.worldX(luma: bytes[row + right * bpp])
+        let pixels = Double(frame.visibleRect.width)
+        // The samples sit half a pixel in from each edge: extrapolate to the full width.
+        return (xr - xl) * pixels / (pixels - 1) / 2
+    }
 }

@@ -24,8 +24,11 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Locked(false)
 
-    init(backend: VirtualBackend, deviceID: String, lens: Lens, format: StreamFormat, sink: DriverSink) {
+    let scene: VirtualScene
+
+    init(backend: VirtualBackend, deviceID: String, lens: Lens, format: StreamFormat, sink: DriverSink, scene: VirtualScene = .gradient) {
         self.backend = backend
+        self.scene = scene
         self.deviceID = deviceID
         self.format = format
         self.sink = sink
@@ -54,9 +57,18 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1
-            guard let buffer = pool.take() else { continue }  // every buffer held: the sensor drops
+            guard let buffer = pool.take() else {
+                // Every buffer is held by the app: the sensor drops, and says why frames stopped.
+                sink.report(.buffersExhausted)
+                continue
+            }
             let crop = NormalizedRect.centered(zoomFactor: o.factor)
-            SceneRenderer.render(into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence)
+            switch scene {
+            case .gradient:
+                SceneRenderer.render(into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence)
+            case .image(let image):
+                SceneRenderer.renderImage(into: buffer, format: format, image: image, crop: crop)
+            }
             let planes: [FramePlane]
             let w = format.width, h = format.height
             switch format.pixelFormat {
@@ -112,9 +124,9 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         backend?.released(self)
     }
 
-    func pause(seconds: Double) {
+    func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
-        sink.report(.interrupted("virtual source paused for \(seconds) s"))
+        if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }
 
     func disconnect() {

@@ -85,3 +85,15 @@ public struct BackendRegistry: Sendable {
         return Camera(backend: b, device: d, configuration: configuration)
     }
 }
+
+extension BackendRegistry {
+    /// Watches every available backend for devices appearing and disappearing (D3). Backends
+    /// that cannot watch are skipped; the returned watches stop when cancelled.
+    public func watchDevices(_ handler: @escaping @Sendable (_ backend: String, DeviceEvent) -> Void) -> [any DeviceWatch] {
+        ordered.compactMap { entry -> (any DeviceWatch)? in
+            guard let backend = entry.backend, backend.availability().isAvailable else { return nil }
+            let id = backend.identifier
+            return backend.watchDevices { handler(id, $0) }
+        }
+    }
+}

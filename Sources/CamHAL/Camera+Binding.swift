@@ -16,7 +16,9 @@ extension Camera {
         live.interruptedSince = nil
         live.status = .starting
         gate.withLock { g in
-            g = FrameGate(generation: generation, accepting: true, boundAt: Date())
+            // Frames are accepted only once the desired controls are applied: a frame from before
+            // would show the wrong zoom (P1).
+            g = FrameGate(generation: generation, accepting: false, boundAt: Date())
         }
         emit()  // S4: nominal values while starting
 
@@ -60,11 +62,13 @@ extension Camera {
             return
         }
         live.binding = binding
+        boundFormat.set(binding.format)
         live.pinned = pin
         live.range = pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses)
         live.lens = lens
         live.status = .running
         applyAll()
+        gate.withLock { $0.accepting = true }
         live.warning = fallbackWarning ?? live.warning
         startWatchdog()
         emit()
@@ -104,6 +108,7 @@ extension Camera {
         gate.withLock { $0.accepting = false }
         if let binding = live.binding {
             live.binding = nil
+            boundFormat.set(nil)
             binding.close()
         }
     }
@@ -219,6 +224,7 @@ extension Camera {
             let notify = !g.firstSeen || g.interrupted
             g.firstSeen = true
             g.interrupted = false
+            g.starved = false
             return (true, g.frameCropFactor, g.lens, notify)
         }
         guard accept else { return }
@@ -251,6 +257,10 @@ extension Camera {
     }
 
     func handleEvent(_ event: DriverEvent, generation: UInt64) {
+        if event == .buffersExhausted {
+            gate.withLock { if $0.generation == generation { $0.starved = true } }
+            return
+        }
         queue.async { [self] in
             guard generation == live.generation, live.binding != nil else { return }
             switch event {
@@ -263,6 +273,8 @@ extension Camera {
             case .torchChanged(let on):
                 live.torch = on
                 emit()
+            case .buffersExhausted:
+                break
             }
         }
     }
@@ -298,7 +310,8 @@ extension Camera {
         let timeout = max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
         switch live.status {
         case .running:
-            guard g.producerBlocked == 0 else { return }
+            // A consumer holding frames (blocked producer, or every buffer held) is back-pressure, not an interruption.
+            guard g.producerBlocked == 0, !g.starved else { return }
             let silent = g.firstSeen
                 ? now.timeIntervalSince(g.lastFrameAt) > timeout
                 : now.timeIntervalSince(g.boundAt) > max(timeout, configuration.firstFrameTimeout)

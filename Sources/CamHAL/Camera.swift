@@ -80,6 +80,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var frameCropFactor: Double = 1
         var lens: Lens?
         var producerBlocked = 0
+        /// The driver reported every buffer held by the app.
+        var starved = false
     }
 
     public let backend: any CameraBackend
@@ -94,6 +96,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     let gate = Locked(FrameGate())
     let published = Locked(CameraState.initial)
     let selectedDevice: Locked<DeviceDescriptor>
+    let boundFormat = Locked<StreamFormat?>(nil)
     let stateContinuations = Locked([UUID: AsyncStream<CameraState>.Continuation]())
     let frameQueues = Locked([FrameQueue]())
     private let delegateBox = Locked(WeakDelegate())
@@ -124,6 +127,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public var device: DeviceDescriptor { selectedDevice.value }
     public var capabilities: CameraCapabilities { CameraCapabilities(device: device) }
     public var currentState: CameraState { published.value }
+    /// The format the current binding really streams; nil when not bound.
+    public var streamFormat: StreamFormat? { boundFormat.value }
 
     public var delegate: (any CameraStateDelegate)? {
         get { delegateBox.withLock { $0.value } }

@@ -123,5 +123,8 @@ public enum DriverEvent: Sendable, Hashable {
     case failed(CameraError)
     /// An external change to a control (another app set the torch or focus).
     case torchChanged(Bool)
+    /// Every buffer is held by the app, so the device cannot deliver: not an interruption (R2).
+    /// Cleared by the next frame.
+    case buffersExhausted
     case endOfStream
 }

@@ -33,6 +33,10 @@ public final class FrameStream: AsyncSequence, Sendable {
     /// Stops the stream; frames it holds are released at once.
     public func cancel() { queue.finish() }
 
+    /// The next frame, or nil when none arrives within `timeout` seconds or the stream ended.
+    /// Unlike cancelling a `for await` loop, a timeout leaves the stream open.
+    public func next(timeout: Double) async -> Frame? { await queue.next(timeout: timeout) }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let queue: FrameQueue
         public mutating func next() async -> Frame? { await queue.next() }
@@ -51,6 +55,7 @@ final class FrameQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var buffer: [Frame] = []
     private var waiter: CheckedContinuation<Frame?, Never>?
+    private var waiterToken: UInt64 = 0
     private var finished = false
     private var _counters = Counters()
 
@@ -108,25 +113,51 @@ final class FrameQueue: @unchecked Sendable {
 
     func next() async -> Frame? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in
-                condition.lock()
-                if !buffer.isEmpty {
-                    let f = buffer.removeFirst()
-                    _counters.delivered += 1
-                    condition.signal()
-                    condition.unlock()
-                    c.resume(returning: f)
-                } else if finished {
-                    condition.unlock()
-                    c.resume(returning: nil)
-                } else {
-                    waiter = c
-                    condition.unlock()
-                }
-            }
+            await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in _ = takeOrWait(c) }
         } onCancel: {
             finish()
         }
+    }
+
+    /// Like `next()`, but gives up after `timeout` seconds without finishing the stream.
+    func next(timeout: Double) async -> Frame? {
+        await withCheckedContinuation { (c: CheckedContinuation<Frame?, Never>) in
+            guard let token = takeOrWait(c) else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
+                condition.lock()
+                guard waiterToken == token, let w = waiter else {
+                    condition.unlock()
+                    return
+                }
+                waiter = nil
+                condition.unlock()
+                w.resume(returning: nil)
+            }
+        }
+    }
+
+    /// Resumes `c` with a queued frame (or nil when finished), or parks it as the waiter and
+    /// returns the waiter's token.
+    private func takeOrWait(_ c: CheckedContinuation<Frame?, Never>) -> UInt64? {
+        condition.lock()
+        if !buffer.isEmpty {
+            let f = buffer.removeFirst()
+            _counters.delivered += 1
+            condition.signal()
+            condition.unlock()
+            c.resume(returning: f)
+            return nil
+        }
+        if finished {
+            condition.unlock()
+            c.resume(returning: nil)
+            return nil
+        }
+        waiter = c
+        waiterToken &+= 1
+        let token = waiterToken
+        condition.unlock()
+        return token
     }
 
     func finish() {

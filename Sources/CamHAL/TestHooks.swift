@@ -1,7 +1,9 @@
 /// A fault a test can inject into a backend that supports it (the virtual camera does).
 public enum InjectedFault: Sendable, Hashable {
-    /// Frames stop for `seconds`, then resume by themselves (S8).
+    /// The source reports an interruption and stops for `seconds`, then resumes by itself (S8).
     case interruption(seconds: Double)
+    /// Frames stop for `seconds` without any report: only the session's watchdog can notice (S8).
+    case silentStall(seconds: Double)
     /// The device is held elsewhere: binds fail with `busy` until `.clear` (R4).
     case busy
     /// The device disappears: a live stream fails with `disconnected`, listing drops it until `.clear` (S7, D3).
@@ -18,4 +20,11 @@ public protocol TestHooks: Sendable {
     func inject(_ fault: InjectedFault, deviceID: String)
     /// The last focus point the device received, in lens-normalized coordinates.
     func lastFocusPoint(deviceID: String) -> NormalizedPoint?
+    /// The width of the scene a frame shows, measured from its pixels, relative to the widest
+    /// lens at 1x; nil when the backend cannot measure its own pixels (Z5).
+    func measuredFieldOfView(of frame: Frame) -> Double?
+}
+
+extension TestHooks {
+    public func measuredFieldOfView(of frame: Frame) -> Double? { nil }
 }

@@ -125,3 +125,8 @@ enum CLI {
 func printError(_ s: String) {
     FileHandle.standardError.write(Data((s + "\n").utf8))
 }
+
+/// Writes a line to standard output at once (unbuffered), for progress and event lines.
+func printNow(_ s: String) {
+    FileHandle.standardOutput.write(Data((s + "\n").utf8))
+}

@@ -8,16 +8,119 @@ enum ProbeCommand {
         name: "probe", summary: "list backends, devices and their capabilities",
         usage: """
             usage: camhal probe [--backend B] [--json]
-              --backend B   only this backend (virtual, v4l2, gstreamer, libcamera)
+              --backend B   only this backend (v4l2, libcamera, gstreamer, virtual)
               --json        one JSON document instead of the table
+            Backends are listed in preference order (CAMHAL_BACKENDS=v4l2,gstreamer overrides it).
             """,
         run: run)
+
+    /// The JSON document: stable keys, one entry per backend.
+    struct Report: Codable {
+        struct BackendEntry: Codable {
+            var identifier: String
+            var available: Bool
+            var reason: String?
+            var devices: [DeviceEntry]
+        }
+        struct DeviceEntry: Codable {
+            var id: String
+            var name: String
+            var facing: Facing
+            var lenses: [Lens]
+            var zoomRange: [Double]
+            var zoomStops: [Double]
+            var zoomMethod: ZoomMethod
+            var hasTorch: Bool
+            var supportsFocusPoint: Bool
+            var focusModes: [FocusMode]
+            var formats: [FormatEntry]
+            var details: [String: String]
+        }
+        struct FormatEntry: Codable {
+            var pixelFormat: String
+            var width: Int
+            var height: Int
+            var frameRates: [Double]
+        }
+        var backends: [BackendEntry]
+    }
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend"], booleans: ["json"])
         guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
-        print("probe: (table output lands with the conformance runner)")
-        _ = Backends.registry()
+        let registry = Backends.registry()
+        var entries: [(String, (any CameraBackend)?)] = registry.ordered.map { ($0.identifier, $0.backend) }
+        if let only = a["backend"] { entries = [(only, try registry.backend(only))] }
+
+        var report = Report(backends: [])
+        for (name, backend) in entries {
+            guard let backend else {
+                report.backends.append(.init(identifier: name, available: false, reason: "not a registered backend (CAMHAL_BACKENDS names it)", devices: []))
+                continue
+            }
+            var entry = Report.BackendEntry(identifier: name, available: true, reason: nil, devices: [])
+            if case .unavailable(let reason) = backend.availability() {
+                entry.available = false
+                entry.reason = reason
+            } else {
+                do {
+                    entry.devices = try backend.devices().map(describe)
+                } catch {
+                    entry.available = false
+                    entry.reason = "\(error)"
+                }
+            }
+            report.backends.append(entry)
+        }
+
+        if a.has("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            printTable(report)
+        }
         return 0
+    }
+
+    static func describe(_ d: DeviceDescriptor) -> Report.DeviceEntry {
+        let caps = CameraCapabilities(device: d)
+        let range = caps.zoomRange(for: d.facing) ?? 1...1
+        return Report.DeviceEntry(
+            id: d.id, name: d.name, facing: d.facing, lenses: d.lenses,
+            zoomRange: [range.lowerBound, range.upperBound], zoomStops: caps.zoomStops(for: d.facing),
+            zoomMethod: d.zoomMethod, hasTorch: d.hasTorch, supportsFocusPoint: d.supportsFocusPoint,
+            focusModes: caps.focusModes(for: d.facing),
+            formats: d.formats.map { .init(pixelFormat: $0.pixelFormat.fourCC, width: $0.size.width, height: $0.size.height, frameRates: $0.frameRates) },
+            details: d.details)
+    }
+
+    static func printTable(_ report: Report) {
+        for b in report.backends {
+            print("backend \(b.identifier): " + (b.available ? "available, \(b.devices.count) device(s)" : "unavailable: \(b.reason ?? "?")"))
+            for d in b.devices {
+                print("  device \(d.id)  '\(d.name)'  facing \(d.facing)")
+                for (k, v) in d.details.sorted(by: { $0.key < $1.key }) { print("    \(k): \(v)") }
+                print("    zoom \(ZoomMath.format(d.zoomRange[0]))x...\(ZoomMath.format(d.zoomRange[1]))x by \(d.zoomMethod); stops \(d.zoomStops.map { ZoomMath.format($0) }.joined(separator: ", "))")
+                print("    torch \(d.hasTorch ? "yes" : "no"); focus point \(d.supportsFocusPoint ? "yes" : "no"); focus modes \(d.focusModes.isEmpty ? "none (fixed focus)" : d.focusModes.map(\.rawValue).joined(separator: ", "))")
+                print("    lenses:")
+                for l in d.lenses {
+                    print("      \(l.id.padding(toLength: 16, withPad: " ", startingAt: 0)) \(l.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(ZoomMath.format(l.minZoomRatio))x...\(ZoomMath.format(l.maxZoomRatio))x  flash \(l.hasFlash ? "yes" : "no")  pinnable \(l.isPinnable ? "yes" : "no")")
+                }
+                print("    formats (\(d.formats.count)):")
+                var byFormat: [String: [String]] = [:]
+                var order: [String] = []
+                for f in d.formats {
+                    if byFormat[f.pixelFormat] == nil { order.append(f.pixelFormat) }
+                    let rates = f.frameRates.prefix(3).map { ZoomMath.format($0) }.joined(separator: "/")
+                    byFormat[f.pixelFormat, default: []].append("\(f.width)x\(f.height)" + (rates.isEmpty ? "" : "@\(rates)"))
+                }
+                for pf in order.prefix(12) {
+                    let sizes = byFormat[pf] ?? []
+                    print("      \(pf.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes.prefix(8).joined(separator: " "))\(sizes.count > 8 ? " (+\(sizes.count - 8))" : "")")
+                }
+                if order.count > 12 { print("      ... and \(order.count - 12) more pixel formats") }
+            }
+        }
     }
 }

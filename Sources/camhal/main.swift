@@ -4,6 +4,12 @@ import Foundation
 // only place that lists them.
 let verbs: [Verb] = [
     ProbeCommand.verb,
+    ConformanceCommand.verb,
+    WatchCommand.verb,
+    CaptureCommand.verb,
+    RecordCommand.verb,
+    ScanCommand.verb,
+    BenchMediaCommand.verb,
     GStreamerBenchCommand.verb,
 ]
 

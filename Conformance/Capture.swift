@@ -1,0 +1,158 @@
+import CamHAL
+import CamHALMedia
+import Foundation
+
+/// Photo, recording and analysis: C1, C2, C3 (CamHALMedia on frames from any backend).
+let captureArea = Area(name: "Capture, recording, analysis", checks: [
+    // C1: a JPEG of the visible size, quality that changes the bytes, EXIF orientation from the
+    // rotation, mirroring that really flips the pixels (auto = front-facing). Catches: encoding the
+    // whole buffer instead of the zoom crop, ignored quality/orientation, mirror as metadata only.
+    Check("C1a", "capturePhoto: size, quality, orientation, mirroring") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let photo = try await cam.capturePhoto(PhotoSettings(quality: 90, rotationDegrees: 90, timeout: ctx.timeout(5)))
+        let size = try photo.data.withUnsafeBytes { b in Result { () throws(CameraError) in try JPEGCodec.shared.dimensions(of: b) } }.get()
+        try expect(size == Size(width: photo.width, height: photo.height), "JPEG is \(size), photo says \(photo.width)x\(photo.height)")
+        try expect(JPEGSegments.exifOrientation(of: photo.data) == 6, "EXIF orientation \(String(describing: JPEGSegments.exifOrientation(of: photo.data))) for 90°")
+        try expect(photo.metadata.mirrored == (ctx.device.facing == .front), "auto mirroring \(photo.metadata.mirrored) on a \(ctx.device.facing) camera")
+        // Same frame, different settings: isolates the encoder from scene changes.
+        let frame = try await cam.nextFrame(timeout: ctx.timeout(5))
+        try expect(photo.width == frame.visibleRect.width - frame.visibleRect.width % 2 || photo.width == frame.visibleRect.width,
+                   "photo width \(photo.width) vs visible \(frame.visibleRect)")
+        let low = try PhotoEncoder.photo(from: frame, settings: PhotoSettings(quality: 20, mirror: .off), device: ctx.device)
+        let high = try PhotoEncoder.photo(from: frame, settings: PhotoSettings(quality: 95, mirror: .off), device: ctx.device)
+        let flipped = try PhotoEncoder.photo(from: frame, settings: PhotoSettings(quality: 95, mirror: .on), device: ctx.device)
+        try expect(low.data.count < high.data.count || high.metadata.passedThrough, "quality 20 gave \(low.data.count) B, 95 gave \(high.data.count) B")
+        let a = try JPEGCodec.shared.decodeGray(high.data), b = try JPEGCodec.shared.decodeGray(flipped.data)
+        var same = 0, mirrored = 0
+        let w = a.width, h = a.height
+        for y in stride(from: 0, to: h, by: max(1, h / 16)) {
+            for x in stride(from: 0, to: w, by: max(1, w / 16)) {
+                same += abs(Int(a.storage[y * w + x]) - Int(b.storage[y * w + x]))
+                mirrored += abs(Int(a.storage[y * w + (w - 1 - x)]) - Int(b.storage[y * w + x]))
+            }
+        }
+        try expect(mirrored <= same, "mirrored photo is not the horizontal flip (flip diff \(mirrored) vs plain diff \(same))")
+        return .ok
+    },
+    // C1: atomic file write; an unwritable path is refused naming it before anything is captured;
+    // a session that is not running fails at once instead of hanging (libcamera's cam does hang).
+    Check("C1b", "capturePhoto(to:) atomic, clear path errors, never hangs") { ctx in
+        let idle = ctx.openCamera()
+        let started = Date()
+        do {
+            try await idle.capturePhoto(to: URL(fileURLWithPath: "/nonexistent-camhal-dir/p.jpg"))
+            throw CheckFailure(reason: "an unwritable path was accepted")
+        } catch let e as CameraError {
+            guard case .invalidArgument(_, let value, _) = e, value.contains("/nonexistent-camhal-dir/p.jpg") else {
+                throw CheckFailure(reason: "unwritable path gave \(e), not invalidArgument naming it")
+            }
+        }
+        do {
+            _ = try await idle.capturePhoto(PhotoSettings(timeout: 30))
+            throw CheckFailure(reason: "captured from a session that was never started")
+        } catch is CameraError {}
+        try expect(Date().timeIntervalSince(started) < ctx.timeout(2), "refusals took \(Date().timeIntervalSince(started)) s")
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-c1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("photo.jpg")
+        let photo = try await cam.capturePhoto(to: url, settings: PhotoSettings(timeout: ctx.timeout(5)))
+        let onDisk = try [UInt8](Data(contentsOf: url))
+        try expect(onDisk == photo.data, "file differs from the photo (\(onDisk.count) vs \(photo.data.count) B)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        try expect(left == ["photo.jpg"], "directory holds \(left)")
+        return .ok
+    },
+    // C2: events started, status at least once a second, finalized; a standard file that decodes
+    // to (nearly) every frame handed to the encoder.
+    Check("C2a", "recording: events and a decodable file") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-c2-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("clip.mkv")
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(5)))
+        let stopper = Task {
+            try? await Task.sleep(nanoseconds: UInt64(2.2e9))
+            rec.stop()
+        }
+        var started = false, statuses = 0
+        var result: (RecordingStats, CameraError?)?
+        for await e in rec.events {
+            switch e {
+            case .started: started = true
+            case .status: statuses += 1
+            case .finalized(_, let s, let err): result = (s, err)
+            }
+        }
+        stopper.cancel()
+        try expect(started, "no started event")
+        try expect(statuses >= 2, "\(statuses) status events in 2.2 s")
+        guard let (stats, error) = result else { throw CheckFailure(reason: "no finalized event") }
+        try expect(error == nil, "finalized with \(String(describing: error))")
+        try expect(stats.frames > 0 && stats.bytes > 0, "\(stats)")
+        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        try expect(decoded >= stats.frames - 2, "file decodes to \(decoded) of \(stats.frames) frames")
+        return .ok
+    },
+    // C2: a recording cut short by a disconnect is still playable up to that point. (The crash
+    // case, SIGKILL of the recording process, is proven by CamHALMediaTests.sigkill.)
+    Check("C2b", "recording cut by a disconnect stays playable") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("backend cannot inject a disconnect") }
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-c2b-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("cut.mkv")
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(5)))
+        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(1.5) * 1e9))
+        hooks.inject(.disconnect, deviceID: ctx.device.id)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        await cam.stop()
+        let (stats, _) = await rec.stopAndWait()
+        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        try expect(stats.frames > 5 && decoded >= stats.frames - 2, "decoded \(decoded) of \(stats.frames) frames")
+        return .ok
+    },
+    // C3: a slow analyzer gets the newest frame, drops are counted, and another consumer keeps
+    // receiving frames at the device rate meanwhile. Catches: analyzers fed from a growing queue,
+    // analysis back-pressure reaching the device.
+    Check("C3", "analysis: newest frame, counted drops, no stall") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let ages = Locked([Double]())
+        let scanner = BarcodeScanner()
+        let scanFailures = Locked(0)
+        let analysis = cam.analyze { frame in
+            ages.withLock { $0.append(ProcessInfo.processInfo.systemUptime - frame.timestamp) }
+            if (try? scanner.scan(frame)) == nil { scanFailures.withLock { $0 += 1 } }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let other = cam.frames(policy: .block(capacity: 2))
+        let counter = Task { var n = 0; for await _ in other { n += 1 }; return n }
+        let seconds = ctx.timeout(2)
+        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        other.cancel()
+        let otherFrames = await counter.value
+        await analysis.stop()
+        let stats = analysis.stats
+        try expect(scanFailures.value == 0, "barcode scanner failed on \(scanFailures.value) frames of format \(ctx.device.formats.first?.pixelFormat.description ?? "?")")
+        try expect(stats.analyzed >= 3, "\(stats)")
+        try expect(otherFrames > stats.analyzed * 2, "other consumer got \(otherFrames) frames while the analyzer ran \(stats.analyzed)")
+        try expect(stats.dropped > 0, "a 200 ms analyzer on a \(otherFrames) frame stream dropped nothing: \(stats)")
+        let s = cam.currentState
+        try expect(s.status == .running && s.isPreviewActive, "stream stalled: \(s)")
+        // Frame age at hand-over: the newest frame, not a backlog (allow two frame intervals plus slack).
+        // Only meaningful when the backend stamps frames on the monotonic clock (V4L2, virtual).
+        let sorted = ages.value.filter { $0 >= 0 && $0 < 10 }.sorted()
+        let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        let interval = max(1.0 / 60, seconds / Double(max(1, otherFrames)))
+        try expect(median < 2 * interval + ctx.timeout(0.05), "analyzer got frames \(median) s old (frame interval \(interval) s)")
+        return .ok
+    },
+])

@@ -1,0 +1,164 @@
+import CamHAL
+import Foundation
+
+/// What a check runs against: one device of one backend, with timeouts stretched by `timeScale`
+/// for slow machines (a TCG virtual machine runs about 10x slower than the host).
+public final class ConformanceContext: @unchecked Sendable {
+    public let backend: any CameraBackend
+    public let device: DeviceDescriptor
+    public let timeScale: Double
+    private let opened = Locked([Camera]())
+
+    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double) {
+        self.backend = backend
+        self.device = device
+        self.timeScale = timeScale
+    }
+
+    /// Fault injection and device-side observation, when the backend offers them.
+    public var hooks: (any TestHooks)? { backend as? any TestHooks }
+
+    /// Seconds to wait for something that normally takes `seconds` on a fast machine.
+    public func timeout(_ seconds: Double) -> Double { seconds * timeScale }
+
+    /// A new session on the device under test (or `device`), stopped automatically after the check.
+    public func openCamera(_ device: DeviceDescriptor? = nil) -> Camera {
+        let camera = Camera(
+            backend: backend, device: device ?? self.device,
+            configuration: .init(interruptionTimeout: 2 * timeScale, firstFrameTimeout: 10 * timeScale, recoveryDelay: 3 * timeScale))
+        opened.withLock { $0.append(camera) }
+        return camera
+    }
+
+    /// Starts `camera` and waits until it runs with a first frame (S5); throws with the state seen otherwise.
+    @discardableResult
+    public func startAndWaitForPreview(_ camera: Camera, recorder: StateRecorder? = nil) async throws -> CameraState {
+        let rec = recorder ?? StateRecorder(camera)
+        camera.start()
+        let state = await rec.wait(timeout: timeout(15)) { $0.isPreviewActive || $0.status == .error }
+        guard let state, state.isPreviewActive else {
+            throw CheckFailure(reason: "no first frame: last state \(camera.currentState)")
+        }
+        return state
+    }
+
+    /// Stops every session a check opened and clears injected faults.
+    func cleanUp() async {
+        let cameras = opened.withLock { c -> [Camera] in defer { c.removeAll() }; return c }
+        for c in cameras { await c.stop() }
+        hooks?.inject(.clear, deviceID: device.id)
+    }
+}
+
+/// Records every snapshot of a session from the moment it is created, and waits for conditions.
+public final class StateRecorder: @unchecked Sendable {
+    private let states = Locked([CameraState]())
+    private var task: Task<Void, Never>?
+
+    public init(_ camera: any CameraDevice) {
+        let stream = camera.stateUpdates()
+        let states = self.states
+        task = Task { for await s in stream { states.withLock { $0.append(s) } } }
+    }
+
+    deinit { task?.cancel() }
+
+    /// Every snapshot recorded so far.
+    public var all: [CameraState] { states.value }
+
+    /// Waits until a recorded snapshot (old or new) satisfies `predicate`, polling every 5 ms.
+    public func wait(timeout: Double, after index: Int = 0, _ predicate: (CameraState) -> Bool) async -> CameraState? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            let snapshot = states.value
+            if snapshot.count > index, let s = snapshot[index...].first(where: predicate) { return s }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        let snapshot = states.value
+        return snapshot.count > index ? snapshot[index...].first(where: predicate) : nil
+    }
+
+    /// Waits for a rebind after `index`: a starting snapshot, then a running one satisfying `predicate`.
+    public func waitForRebind(timeout: Double, after index: Int, _ predicate: (CameraState) -> Bool = { _ in true }) async -> CameraState? {
+        guard let starting = await wait(timeout: timeout, after: index, { $0.status == .starting }) else { return nil }
+        return await wait(timeout: timeout, after: index) { $0.sequence > starting.sequence && $0.status == .running && predicate($0) }
+    }
+
+    /// Waits until the recorder has seen `count` snapshots in total.
+    public func waitForCount(_ count: Int, timeout: Double) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if states.value.count >= count { return true }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return states.value.count >= count
+    }
+}
+
+/// Throws a check failure with `reason` unless `condition` holds.
+func expect(_ condition: Bool, _ reason: @autoclosure () -> String) throws {
+    if !condition { throw CheckFailure(reason: reason()) }
+}
+
+/// Whether two doubles agree within a relative tolerance.
+func close(_ a: Double, _ b: Double, tolerance: Double = 0.02) -> Bool {
+    abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-9)
+}
+
+/// What a check needs to know about a frame, taken at once so the buffer goes back to the device.
+struct FrameInfo: Sendable {
+    let sequence: UInt64
+    let timestamp: Double
+    let width: Int
+    let height: Int
+    let format: PixelFormat
+    let byteCount: Int
+    let hasContent: Bool
+    let fieldOfView: NormalizedRect
+    let lens: Lens?
+    /// The field of view measured from the pixels, where the backend can (virtual camera).
+    let measuredFieldOfView: Double?
+
+    init(_ f: Frame, hooks: (any TestHooks)?) {
+        sequence = f.sequence
+        timestamp = f.timestamp
+        width = f.width
+        height = f.height
+        format = f.format
+        byteCount = f.byteCount
+        hasContent = CamHALConformance.hasContent(f)
+        fieldOfView = f.fieldOfView
+        lens = f.lens
+        measuredFieldOfView = hooks?.measuredFieldOfView(of: f)
+    }
+}
+
+/// Collects `count` frames (fewer on timeout) without holding their buffers.
+func collectFrames(_ stream: FrameStream, count: Int, timeout: Double, hooks: (any TestHooks)? = nil) async -> [FrameInfo] {
+    await holdFrames(stream, count: count, timeout: timeout, keep: false, hooks: hooks).infos
+}
+
+/// Collects `count` frames (fewer on timeout); with `keep` the frames themselves are returned and
+/// held, as a hoarding consumer would. The stream stays open.
+func holdFrames(_ stream: FrameStream, count: Int, timeout: Double, keep: Bool, hooks: (any TestHooks)? = nil) async -> (infos: [FrameInfo], frames: [Frame]) {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    var infos: [FrameInfo] = []
+    var frames: [Frame] = []
+    while infos.count < count {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0, let f = await stream.next(timeout: left) else { break }
+        infos.append(FrameInfo(f, hooks: hooks))
+        if keep { frames.append(f) }
+    }
+    return (infos, frames)
+}
+
+/// Sleeps for `seconds`.
+func pause(_ seconds: Double) async {
+    try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+}
+
+extension String {
+    /// A formatted number for failure messages.
+    static func num(_ v: Double) -> String { ZoomMath.format(v) }
+}

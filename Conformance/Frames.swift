@@ -1,0 +1,163 @@
+import CamHAL
+import Foundation
+
+/// Open file descriptors and threads of this process (R3).
+func processResources() -> (fds: Int, threads: Int) {
+    let fm = FileManager.default
+    let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    let threads = (try? fm.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+    return (fds, threads)
+}
+
+/// Whether any byte of the frame's first plane differs from zero: not all black (R1).
+func hasContent(_ frame: Frame) -> Bool {
+    guard let plane = frame.planes.first else { return false }
+    let bytes = plane.bytes
+    var i = 0
+    let stride = max(1, bytes.count / 4096)
+    while i < bytes.count {
+        if bytes[i] > 16 { return true }
+        i += stride
+    }
+    return false
+}
+
+/// Frames: R1–R4.
+let framesArea = Area(name: "Frames", checks: [
+    // R1a: asking for N frames yields exactly N with increasing sequence numbers and timestamps,
+    // the negotiated size and format, not all black. Catches: repeated buffers, or a short count.
+    Check("R1a", "N frames, increasing sequence and time, right format") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 4))
+        cam.start()
+        let n = 12
+        let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(20))
+        try expect(frames.count == n, "got \(frames.count) of \(n) frames")
+        guard let format = cam.streamFormat else { throw CheckFailure(reason: "no negotiated format") }
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            try expect(b.sequence > a.sequence, "sequence \(a.sequence) then \(b.sequence)")
+            try expect(b.timestamp > a.timestamp, "timestamp \(a.timestamp) then \(b.timestamp)")
+        }
+        for f in frames {
+            try expect(f.width == format.width && f.height == format.height && f.format == format.pixelFormat,
+                       "frame \(f.format) \(f.width)x\(f.height) vs negotiated \(format)")
+            try expect(f.byteCount > 0, "empty frame #\(f.sequence)")
+        }
+        try expect(frames.contains(where: \.hasContent), "all frames black")
+        return .ok
+    },
+    // R1b: the negotiated format is one the device listed, near the request. Catches: a backend
+    // that reports the requested format instead of what the driver chose.
+    Check("R1b", "negotiated format is one the device offers") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        guard let f = cam.streamFormat else { throw CheckFailure(reason: "no negotiated format") }
+        let offered = ctx.device.formats.contains { $0.pixelFormat == f.pixelFormat && $0.size == f.size }
+        try expect(offered, "negotiated \(f) not among \(ctx.device.formats.count) listed formats")
+        return .ok
+    },
+    // R2a: keepOnlyLatest gives a slow consumer the newest frame, drops stale ones and counts them.
+    // Catches: an unbounded queue growing behind a slow barcode reader.
+    Check("R2a", "keepOnlyLatest drops stale frames and counts them") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .keepOnlyLatest)
+        try await ctx.startAndWaitForPreview(cam)
+        let interval = 1 / max(1, cam.streamFormat?.frameRate ?? 30)
+        var got: [UInt64] = []
+        for await f in stream {
+            got.append(f.sequence)
+            if got.count == 4 { break }
+            try await Task.sleep(nanoseconds: UInt64(interval * 4 * 1e9))
+        }
+        try expect(got.count == 4, "stream ended after \(got.count) frames")
+        try expect(stream.droppedFrames > 0, "slow consumer but no drops counted (sequences \(got))")
+        try expect(zip(got, got.dropFirst()).contains { $1 > $0 + 1 }, "consumer saw consecutive frames only: \(got)")
+        return .ok
+    },
+    // R2b: the blocking policy keeps a bounded queue and drops nothing itself. Catches: a blocking
+    // queue that silently discards.
+    Check("R2b", "block policy queues without dropping") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 2))
+        cam.start()
+        let frames = await collectFrames(stream, count: 6, timeout: ctx.timeout(20))
+        try expect(frames.count == 6, "got \(frames.count) frames")
+        try expect(stream.droppedFrames == 0, "\(stream.droppedFrames) dropped under the block policy")
+        return .ok
+    },
+    // R2c: frame memory is bounded whatever the consumer does: a consumer hoarding frames never
+    // holds more than the device's buffers, and the stream resumes once it lets go. Catches: a
+    // backend allocating a new buffer for every frame.
+    Check("R2c", "hoarding consumer cannot exhaust memory") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 64))
+        cam.start()
+        var hoard = await holdFrames(stream, count: 64, timeout: ctx.timeout(4), keep: true).frames
+        let held = hoard.count
+        try expect(held >= 1, "no frames at all")
+        try expect(held < 64, "backend produced \(held) frames while all were held: memory not bounded")
+        hoard.removeAll()
+        let more = await collectFrames(stream, count: 3, timeout: ctx.timeout(10))
+        try expect(more.count == 3, "stream did not resume after release (got \(more.count))")
+        return .ok
+    },
+    // R3a: three start/stop cycles of 1 to 89 frames leak no descriptor or thread. Catches: an fd
+    // or mmap per session never closed.
+    Check("R3a", "start/stop cycles leak nothing") { ctx in
+        // Warm-up cycle: lazy one-time initialisation (a backend's registry, thread pools) is not a leak.
+        var counts = [1, 89, 7]
+        counts.insert(2, at: 0)
+        var baseline: (fds: Int, threads: Int)?
+        for (i, n) in counts.enumerated() {
+            let cam = ctx.openCamera()
+            let stream = cam.frames(policy: .block(capacity: 4))
+            cam.start()
+            let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(n > 10 ? 30 : 10))
+            try expect(frames.count == n, "cycle \(i): \(frames.count) of \(n) frames")
+            await cam.stop()
+            if i == 0 {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                baseline = processResources()
+            }
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let after = processResources()
+        guard let baseline else { return .fail("no baseline") }
+        try expect(after.fds <= baseline.fds, "file descriptors \(baseline.fds) → \(after.fds)")
+        try expect(after.threads <= baseline.threads + 2, "threads \(baseline.threads) → \(after.threads)")
+        return .ok
+    },
+    // R3b: stopping while the consumer still holds frames neither hangs nor crashes, and the held
+    // frames stay readable. Catches: close() waiting forever for buffers the app holds.
+    Check("R3b", "stop with frames in flight") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 4))
+        cam.start()
+        let held = await holdFrames(stream, count: 2, timeout: ctx.timeout(10), keep: true).frames
+        try expect(held.count == 2, "no frames")
+        let t0 = Date()
+        await cam.stop()
+        let took = Date().timeIntervalSince(t0)
+        try expect(took < ctx.timeout(3), "stop took \(String.num(took)) s with frames held")
+        try expect(held.allSatisfy { $0.byteCount > 0 && $0.planes[0].bytes.last != nil }, "held frames unreadable")
+        return .ok
+    },
+    // R4: a device streaming elsewhere gives error busy within a second, not a hang. Catches: a
+    // second open that blocks on the driver.
+    Check("R4", "busy device fails fast with busy") { ctx in
+        guard ctx.device.isExclusive else { return .notSupported("source can be shared: no busy state") }
+        let first = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(first)
+        let second = ctx.openCamera()
+        let rec = StateRecorder(second)
+        let t0 = Date()
+        second.start()
+        guard let s = await rec.wait(timeout: ctx.timeout(3), { $0.status == .error || $0.isPreviewActive }) else {
+            throw CheckFailure(reason: "second session neither failed nor ran: \(second.currentState)")
+        }
+        let took = Date().timeIntervalSince(t0)
+        guard case .busy? = s.error else { throw CheckFailure(reason: "second session: \(s)") }
+        try expect(took < max(1, ctx.timeout(0.5)), "busy took \(String.num(took)) s")
+        return .ok
+    },
+])

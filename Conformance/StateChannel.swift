@@ -1,0 +1,249 @@
+import CamHAL
+import Dispatch
+import Foundation
+
+/// A delegate that records what it is told, and on which queue.
+final class RecordingDelegate: CameraStateDelegate, @unchecked Sendable {
+    let states = Locked([CameraState]())
+    let failures = Locked([CameraError]())
+    let onExpectedQueue = Locked(true)
+    let queueKey: DispatchSpecificKey<Int>?
+
+    init(queueKey: DispatchSpecificKey<Int>? = nil) { self.queueKey = queueKey }
+
+    func camera(_ camera: any CameraDevice, didChangeState state: CameraState) {
+        if let key = queueKey, DispatchQueue.getSpecific(key: key) != 1 { onExpectedQueue.set(false) }
+        states.withLock { $0.append(state) }
+    }
+    func camera(_ camera: any CameraDevice, didFail error: CameraError) {
+        failures.withLock { $0.append(error) }
+    }
+}
+
+/// Every field of a snapshot is meaningful: finite zoom inside its range, range capped at 8.
+func validSnapshot(_ s: CameraState) -> String? {
+    guard s.zoomRatio.isFinite, s.minZoomRatio.isFinite, s.maxZoomRatio.isFinite else { return "non-finite zoom in \(s)" }
+    guard s.minZoomRatio <= s.zoomRatio + 1e-9, s.zoomRatio <= s.maxZoomRatio + 1e-9 else { return "zoom outside range in \(s)" }
+    guard s.maxZoomRatio <= ZoomMath.cap else { return "max above 8 in \(s)" }
+    if s.status == .error && s.error == nil { return "error status without an error: \(s)" }
+    if s.status != .error && s.error != nil { return "error set on a \(s.status) state" }
+    return nil
+}
+
+/// The state channel: S1–S8.
+let stateChannelArea = Area(name: "State channel", checks: [
+    // S1: the delegate (on the app's queue) and the AsyncSequence receive the same full snapshots.
+    // Catches: a delegate called on the wrong queue, or a stream that misses transitions.
+    Check("S1", "full snapshots to delegate and AsyncSequence alike") { ctx in
+        let queue = DispatchQueue(label: "conformance.delegate")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 1)
+        let cam = Camera(backend: ctx.backend, device: ctx.device, configuration: .init(delegateQueue: queue))
+        let delegate = RecordingDelegate(queueKey: key)
+        cam.delegate = delegate
+        let rec = StateRecorder(cam)
+        cam.start()
+        _ = await rec.wait(timeout: ctx.timeout(15)) { $0.isPreviewActive }
+        cam.setZoomRatio(1.5)
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.zoomRatio > 1.2 }
+        await cam.stop()
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.isReleased }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let streamed = rec.all, delegated = delegate.states.value
+        try expect(streamed.count >= 4, "only \(streamed.count) snapshots")
+        try expect(streamed == delegated, "delegate saw \(delegated.count), stream \(streamed.count) snapshots, or different ones")
+        try expect(delegate.onExpectedQueue.value, "delegate called off the configured queue")
+        if let bad = streamed.compactMap(validSnapshot).first { throw CheckFailure(reason: bad) }
+        return .ok
+    },
+    // S2: one transition is one snapshot, in order, never coalesced: five quick zoom changes give
+    // five snapshots with those values. Catches: a throttle that drops intermediate values.
+    Check("S2", "one snapshot per transition, in order") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let before = rec.all.count
+        let caps = CameraCapabilities(device: ctx.device)
+        let hi = min(caps.zoomRange(for: ctx.device.facing)?.upperBound ?? 1, 2)
+        let values = (1...5).map { 1 + (hi - 1) * Double($0) / 5 }
+        for v in values { cam.setZoomRatio(v) }
+        _ = await rec.waitForCount(before + 5, timeout: ctx.timeout(3))
+        let zooms = rec.all.dropFirst(before).filter { $0.status == .running }.map(\.zoomRatio)
+        if hi <= 1 { return .notSupported("device cannot zoom") }
+        try expect(Array(zooms.prefix(5)).map { String.num($0) } == values.map { String.num($0) }, "saw zooms \(zooms), set \(values)")
+        let seqs = rec.all.map(\.sequence)
+        try expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "sequence numbers not consecutive: \(seqs)")
+        return .ok
+    },
+    // S3: currentState equals the last snapshot delivered and is safe to read from many threads at
+    // once. Catches: a torn read, or currentState lagging the stream.
+    Check("S3", "currentState is the last snapshot, readable from any thread") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let readers = (0..<8).map { _ in
+            Task.detached { () -> String? in
+                for _ in 0..<2000 { if let bad = validSnapshot(cam.currentState) { return bad } }
+                return nil
+            }
+        }
+        for i in 0..<20 { cam.setZoomRatio(1 + Double(i % 3) * 0.25) }
+        for r in readers { if let bad = await r.value { throw CheckFailure(reason: bad) } }
+        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try expect(rec.all.last == cam.currentState, "currentState \(cam.currentState) != last delivered \(String(describing: rec.all.last))")
+        return .ok
+    },
+    // S4a: start goes idle → starting → running; starting carries nominal zoom and torch off even
+    // when the app set zoom and torch before. Catches: a slider jumping to device values early.
+    Check("S4a", "starting snapshot is nominal, then running") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try expect(cam.currentState.status == .idle, "initial status \(cam.currentState.status)")
+        cam.setZoomRatio(2)
+        cam.setTorch(true)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let states = rec.all.filter { $0.warning == nil || true }
+        guard let starting = states.first(where: { $0.status == .starting }) else { throw CheckFailure(reason: "no starting snapshot in \(states)") }
+        try expect(starting.zoomRatio == 1 && starting.minZoomRatio == 1 && starting.maxZoomRatio == 1 && !starting.isTorchEnabled,
+                   "starting not nominal: \(starting)")
+        let order = states.map(\.status)
+        guard let si = order.firstIndex(of: .starting), let ri = order.firstIndex(of: .running) else { throw CheckFailure(reason: "statuses \(order)") }
+        try expect(si < ri, "running before starting: \(order)")
+        return .ok
+    },
+    // S4b: stop returns the session to idle with nominal values. Catches: a stale running range after stop.
+    Check("S4b", "stop returns to idle") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        await cam.stop()
+        let s = cam.currentState
+        try expect(s.status == .idle && !s.isPreviewActive && s.activeLens == nil, "after stop: \(s)")
+        return .ok
+    },
+    // S5a: isPreviewActive is false through idle and starting and turns true only with a frame.
+    // Catches: preview reported active as soon as the device is bound.
+    Check("S5a", "isPreviewActive is a first-frame signal") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        let frames = cam.frames()
+        cam.start()
+        let firstFrame = await collectFrames(frames, count: 1, timeout: ctx.timeout(15)).first
+        try expect(firstFrame != nil, "no frame arrived")
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.isPreviewActive }
+        let states = rec.all
+        try expect(states.filter { $0.status == .idle || $0.status == .starting }.allSatisfy { !$0.isPreviewActive },
+                   "preview active while idle/starting")
+        guard let firstActive = states.firstIndex(where: \.isPreviewActive) else { throw CheckFailure(reason: "never active: \(states)") }
+        try expect(states[..<firstActive].contains { $0.status == .running }, "active without a running snapshot first")
+        return .ok
+    },
+    // S5b: isPreviewActive resets to false on a rebind (lens change) and comes back with frames.
+    // Catches: the flag carried across a rebind, revealing a black preview.
+    Check("S5b", "isPreviewActive resets on rebind and stop") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        guard let lens = ctx.device.lenses.first(where: \.isPinnable) else { return .notSupported("no pinnable lens to rebind with") }
+        cam.setLensSelection(.pinned(lens))
+        guard let reset = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .starting }) else {
+            throw CheckFailure(reason: "no rebind seen")
+        }
+        try expect(!reset.isPreviewActive, "rebind snapshot still preview-active")
+        try expect(await rec.wait(timeout: ctx.timeout(15), after: mark, { $0.isPreviewActive }) != nil, "preview never came back")
+        await cam.stop()
+        try expect(!cam.currentState.isPreviewActive, "preview active after stop")
+        return .ok
+    },
+    // S6a: stop(completion:) returns at once and completes exactly once, after release; the
+    // isReleased snapshot is exactly one. Catches: a completion called twice, or before release.
+    Check("S6a", "stop completes exactly once with one released snapshot") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let calls = Locked(0)
+        let t0 = Date()
+        cam.stop { calls.withLock { $0 += 1 } }
+        let returnedIn = Date().timeIntervalSince(t0)
+        try expect(returnedIn < 0.05, "stop blocked for \(String.num(returnedIn)) s")
+        _ = await rec.wait(timeout: ctx.timeout(5)) { $0.isReleased }
+        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try expect(calls.value == 1, "completion ran \(calls.value) times")
+        let released = rec.all.filter(\.isReleased)
+        try expect(released.count == 1, "\(released.count) snapshots with isReleased")
+        try expect(rec.all.last?.isReleased == true, "released snapshot is not the last one")
+        cam.start()
+        _ = await rec.wait(timeout: ctx.timeout(15)) { $0.isPreviewActive && !$0.isReleased && $0.sequence > released[0].sequence }
+        try expect(!cam.currentState.isReleased, "isReleased stayed true on later snapshots")
+        return .ok
+    },
+    // S6b: after stop's completion another session can open and stream the device at once.
+    // Catches: a completion that fires before the device is really released (busy on reopen).
+    Check("S6b", "released device can be reopened immediately") { ctx in
+        let first = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(first)
+        await first.stop()
+        let second = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(second)
+        return .ok
+    },
+    // S7: a fatal failure is status error with a typed error, also given to didFail. Catches: a
+    // disconnect that leaves the session "running" with no frames.
+    Check("S7", "disconnect is a typed error, also on didFail") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to disconnect a real device from a test") }
+        let cam = ctx.openCamera()
+        let delegate = RecordingDelegate()
+        cam.delegate = delegate
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        hooks.inject(.disconnect, deviceID: ctx.device.id)
+        guard let s = await rec.wait(timeout: ctx.timeout(5), { $0.status == .error }) else {
+            throw CheckFailure(reason: "no error state after disconnect; last \(cam.currentState)")
+        }
+        try expect(s.error == .disconnected(device: ctx.device.id), "error \(String(describing: s.error))")
+        try expect(!s.isPreviewActive, "preview active on error")
+        try await Task.sleep(nanoseconds: 50_000_000)
+        try expect(delegate.failures.value == [.disconnected(device: ctx.device.id)], "didFail got \(delegate.failures.value)")
+        return .ok
+    },
+    // S8: frames stopping is status interrupted (never a silent freeze) and recovery is automatic,
+    // with the desired zoom re-applied. Catches: a watchdog that never fires.
+    Check("S8", "interruption is reported and recovers by itself") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to stall a real device from a test") }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        let range = CameraCapabilities(device: ctx.device).zoomRange(for: ctx.device.facing) ?? 1...1
+        let want = min(1.5, range.upperBound)
+        cam.setZoomRatio(want)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        hooks.inject(.interruption(seconds: 0.5), deviceID: ctx.device.id)
+        guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
+            throw CheckFailure(reason: "no interrupted state")
+        }
+        try expect(!i.isPreviewActive, "preview active while interrupted")
+        guard let back = await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.status == .running && $0.isPreviewActive && $0.sequence > i.sequence }) else {
+            throw CheckFailure(reason: "did not recover: \(cam.currentState)")
+        }
+        try expect(close(back.zoomRatio, want), "zoom after recovery \(back.zoomRatio), wanted \(want)")
+        return .ok
+    },
+    // S8b: frames stopping with no word from the device are noticed by the session's watchdog:
+    // interrupted, then running again when frames return. Catches: a UI frozen on a silent stall.
+    Check("S8b", "silent stall is noticed by the watchdog") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to stall a real device from a test") }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        // Longer than the interruption timeout (2 s scaled), shorter than timeout + recovery delay.
+        hooks.inject(.silentStall(seconds: ctx.timeout(3)), deviceID: ctx.device.id)
+        guard let i = await rec.wait(timeout: ctx.timeout(6), after: mark, { $0.status == .interrupted }) else {
+            throw CheckFailure(reason: "silent stall never reported: \(cam.currentState)")
+        }
+        guard await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) != nil else {
+            throw CheckFailure(reason: "did not recover: \(cam.currentState)")
+        }
+        return .ok
+    },
+])

@@ -1,0 +1,147 @@
+import CZBar
+import CamHAL
+import Foundation
+
+/// A barcode symbology.
+public enum BarcodeFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    case qrCode = "QR"
+    case ean13 = "EAN-13"
+    case ean8 = "EAN-8"
+    case upcA = "UPC-A"
+    case upcE = "UPC-E"
+    case code128 = "Code 128"
+    case code39 = "Code 39"
+    case code93 = "Code 93"
+    case interleaved2of5 = "I2/5"
+    case codabar = "Codabar"
+    case dataBar = "DataBar"
+    case pdf417 = "PDF417"
+
+    public var description: String { rawValue }
+
+    var zbar: zbar_symbol_type_t {
+        switch self {
+        case .qrCode: return ZBAR_QRCODE
+        case .ean13: return ZBAR_EAN13
+        case .ean8: return ZBAR_EAN8
+        case .upcA: return ZBAR_UPCA
+        case .upcE: return ZBAR_UPCE
+        case .code128: return ZBAR_CODE128
+        case .code39: return ZBAR_CODE39
+        case .code93: return ZBAR_CODE93
+        case .interleaved2of5: return ZBAR_I25
+        case .codabar: return ZBAR_CODABAR
+        case .dataBar: return ZBAR_DATABAR
+        case .pdf417: return ZBAR_PDF417
+        }
+    }
+
+    init?(zbar type: zbar_symbol_type_t) {
+        guard let f = BarcodeFormat.allCases.first(where: { $0.zbar == type }) else { return nil }
+        self = f
+    }
+}
+
+/// One decoded barcode.
+public struct Barcode: Sendable, Hashable, CustomStringConvertible {
+    /// The decoded text (UTF-8 as zbar reports it).
+    public let value: String
+    public let format: BarcodeFormat
+    /// Bounding box in frame-buffer pixels (ML Kit `boundingBox`).
+    public let bounds: PixelRect
+    /// Bounding box in view-normalized coordinates: relative to the frame's visible rectangle
+    /// (the zoomed view), top-left origin, mirrored like the preview for front cameras when the
+    /// scanner's `mirror` says so. Vision's bottom-left origin (seeds' pitfall 11) does not apply.
+    public let normalizedBounds: NormalizedRect
+    /// The symbol's outline points in view-normalized coordinates (QR: its corners).
+    public let corners: [NormalizedPoint]
+
+    public var description: String { "\(format): \(value) at \(bounds) (view \(normalizedBounds))" }
+}
+
+/// Finds barcodes in frames with zbar. `scan` is thread-safe (one zbar scanner, locked).
+public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
+    public let formats: Set<BarcodeFormat>
+    /// Whether view coordinates are mirrored: `.auto` mirrors front-facing cameras, like their preview.
+    public let mirror: PhotoSettings.Mirror
+    private let lock = NSLock()
+    private let scanner: OpaquePointer
+    private let onResult: (@Sendable ([Barcode], Frame) -> Void)?
+
+    /// - Parameters:
+    ///   - formats: the symbologies to look for (QR, EAN-13 and Code 128 by default, as in the seeds).
+    ///   - onResult: called with every frame's barcodes (possibly empty) when used as an analyzer.
+    public init(formats: Set<BarcodeFormat> = [.qrCode, .ean13, .code128], mirror: PhotoSettings.Mirror = .auto,
+                onResult: (@Sendable ([Barcode], Frame) -> Void)? = nil) {
+        self.formats = formats
+        self.mirror = mirror
+        self.onResult = onResult
+        scanner = zbar_image_scanner_create()
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        for f in formats { zbar_image_scanner_set_config(scanner, f.zbar, ZBAR_CFG_ENABLE, 1) }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_POSITION, 1)
+    }
+
+    deinit { zbar_image_scanner_destroy(scanner) }
+
+    public func analyze(_ frame: Frame) {
+        let found = (try? scan(frame)) ?? []
+        onResult?(found, frame)
+    }
+
+    /// The barcodes in the visible rectangle of `frame`. `facing` decides `.auto` mirroring when
+    /// the frame does not name its lens.
+    public func scan(_ frame: Frame, facing: Facing? = nil) throws(CameraError) -> [Barcode] {
+        let visible = frame.visibleRect
+        let gray = try PixelConverter.luma(frame, rect: visible)
+        let front = (frame.lens?.facing ?? facing) == .front
+        let mirrored = mirror == .on || (mirror == .auto && front)
+        return scanGray(gray, origin: visible, mirrored: mirrored)
+    }
+
+    /// Scans an 8-bit gray image that shows `origin` of a frame (pixel coordinates are offset by it).
+    func scanGray(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let image = zbar_image_create() else { return [] }
+        defer { zbar_image_destroy(image) }
+        let y800: UInt = 0x3030_3859  // 'Y','8','0','0'
+        zbar_image_set_format(image, y800)
+        zbar_image_set_size(image, UInt32(gray.width), UInt32(gray.height))
+        zbar_image_set_data(image, gray.storage, UInt(gray.byteCount), nil)
+        let n = zbar_scan_image(scanner, image)
+        guard n > 0 else { return [] }
+        var out: [Barcode] = []
+        var symbol = zbar_image_first_symbol(image)
+        while let s = symbol {
+            defer { symbol = zbar_symbol_next(s) }
+            guard let format = BarcodeFormat(zbar: zbar_symbol_get_type(s)), formats.contains(format) else { continue }
+            let length = Int(zbar_symbol_get_data_length(s))
+            let value: String
+            if let data = zbar_symbol_get_data(s) {
+                value = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+            } else {
+                value = ""
+            }
+            let count = Int(zbar_symbol_get_loc_size(s))
+            var xs: [Int] = [], ys: [Int] = []
+            for i in 0..<count {
+                xs.append(Int(zbar_symbol_get_loc_x(s, UInt32(i))))
+                ys.append(Int(zbar_symbol_get_loc_y(s, UInt32(i))))
+            }
+            guard let minX = xs.min(), let maxX = xs.max(), let minY = ys.min(), let maxY = ys.max() else { continue }
+            let bounds = PixelRect(x: origin.x + minX, y: origin.y + minY, width: maxX - minX + 1, height: maxY - minY + 1)
+            let w = Double(gray.width), h = Double(gray.height)
+            var nx = Double(minX) / w
+            let nw = Double(maxX - minX + 1) / w
+            if mirrored { nx = 1 - nx - nw }
+            let normalized = NormalizedRect(x: nx, y: Double(minY) / h, width: nw, height: Double(maxY - minY + 1) / h)
+            let corners = zip(xs, ys).map { (x, y) -> NormalizedPoint in
+                let px = (Double(x) + 0.5) / w
+                return NormalizedPoint(x: mirrored ? 1 - px : px, y: (Double(y) + 0.5) / h)
+            }
+            out.append(Barcode(value: value, format: format, bounds: bounds, normalizedBounds: normalized, corners: corners))
+        }
+        return out
+    }
+}

@@ -1,0 +1,105 @@
+import CamHAL
+import Foundation
+
+extension CameraDevice {
+    /// Takes a photo from the newest frame (CameraX `ImageCapture.takePicture`, AVFoundation
+    /// `capturePhoto`): the visible rectangle (zoom crop included), scaled to `maxSize`, mirrored
+    /// per `settings.mirror`, JPEG-encoded with EXIF orientation.
+    ///
+    /// The session must be running (or starting): like AVCapturePhotoOutput and CameraX, a session
+    /// that was never started is an error (`configurationFailed`, at once), not an implicit start.
+    /// It never hangs: no frame within `settings.timeout` is `CameraError.timeout`.
+    public func capturePhoto(_ settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
+        try settings.validate()
+        let frame = try await nextFrame(timeout: settings.timeout, purpose: "capturePhoto")
+        let device = self.device
+        return try await Offload.run { () throws(CameraError) -> Photo in
+            try PhotoEncoder.photo(from: frame, settings: settings, device: device)
+        }
+    }
+
+    /// Takes a photo and writes it atomically to `url` (temporary file in the same directory,
+    /// fsync, rename): the final path never holds a partial file. An unwritable path is
+    /// `CameraError.invalidArgument` naming it, before anything is captured.
+    @discardableResult
+    public func capturePhoto(to url: URL, settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
+        try settings.validate()
+        try AtomicFile.checkWritable(url)
+        let photo = try await capturePhoto(settings)
+        try AtomicFile.write(photo.data, to: url)
+        return photo
+    }
+}
+
+/// Turns one frame into a photo. Public so apps (and benchmarks) can encode frames they hold.
+public enum PhotoEncoder {
+    /// Reused I420 buffers (a fresh multi-megabyte allocation per photo costs page faults).
+    static let scratch = Locked<[I420Image]>([])
+
+    static func takeScratch(_ w: Int, _ h: Int) -> I420Image {
+        scratch.withLock { list in
+            if let i = list.firstIndex(where: { $0.width == w && $0.height == h }) { return list.remove(at: i) }
+            return nil
+        } ?? I420Image(width: w, height: h)
+    }
+
+    static func giveScratch(_ images: [I420Image]) {
+        scratch.withLock { list in
+            list.append(contentsOf: images)
+            if list.count > 4 { list.removeFirst(list.count - 4) }
+        }
+    }
+
+    /// The stored size for a visible size under `maxSize` (aspect kept, even sides, never upscaled).
+    public static func outputSize(visible: Size, maxSize: Size?) -> Size {
+        guard let m = maxSize, visible.width > m.width || visible.height > m.height else { return visible }
+        let scale = min(Double(m.width) / Double(visible.width), Double(m.height) / Double(visible.height))
+        func even(_ v: Double) -> Int { max(2, Int(v / 2) * 2) }
+        return Size(width: even(Double(visible.width) * scale), height: even(Double(visible.height) * scale))
+    }
+
+    /// Encodes `frame` as a photo under `settings`; `device` supplies facing and name.
+    public static func photo(from frame: Frame, settings: PhotoSettings, device: DeviceDescriptor) throws(CameraError) -> Photo {
+        try settings.validate()
+        let facing = frame.lens?.facing ?? device.facing
+        let mirrored = settings.mirror == .on || (settings.mirror == .auto && facing == .front)
+        let visible = frame.visibleRect
+        let whole = visible == PixelRect(x: 0, y: 0, width: frame.width, height: frame.height)
+        let out = outputSize(visible: Size(width: visible.width, height: visible.height), maxSize: settings.maxSize)
+        let scaled = out != Size(width: visible.width, height: visible.height)
+        let orientation = settings.exifOrientation
+        func meta(quality: Int?, passed: Bool) -> PhotoMetadata {
+            PhotoMetadata(device: "\(device.backend):\(device.id)", lensID: frame.lens?.id, sequence: frame.sequence,
+                          timestamp: frame.timestamp, fieldOfView: frame.fieldOfView, mirrored: mirrored,
+                          exifOrientation: orientation, quality: quality, passedThrough: passed, sourceFormat: frame.format)
+        }
+
+        if (frame.format == .mjpeg || frame.format == .jpeg), whole, !scaled, !mirrored, let plane = frame.planes.first {
+            // Pass-through: the camera's JPEG, with the standard Huffman tables if it lacks them, plus EXIF.
+            let bytes = JPEGSegments.insertingEXIF(JPEGSegments.withHuffmanTables(Array(plane.bytes)), orientation: orientation)
+            let size = try bytes.withUnsafeBytes { b in Result { () throws(CameraError) in try JPEGCodec.shared.dimensions(of: b) } }.get()
+            return Photo(data: bytes, width: size.width, height: size.height, metadata: meta(quality: nil, passed: true))
+        }
+
+        let jpeg: [UInt8]
+        if frame.format == .i420, !scaled, !mirrored, visible.x % 2 == 0, visible.y % 2 == 0 {
+            // Zero-copy: encode the visible rectangle straight from the frame's planes.
+            let s = try PixelConverter.source(frame, visible)
+            guard let u = s.p1, let v = s.p2 else { throw CameraError.streamFailed("I420 frame without chroma planes") }
+            jpeg = try JPEGCodec.shared.encodeI420(y: s.p0, u: u, v: v, strideY: Int(s.s0), strideUV: Int(s.s1),
+                                                   width: visible.width, height: visible.height, quality: settings.quality,
+                                                   exifOrientation: orientation)
+        } else {
+            let used = Locked<[I420Image]>([])
+            defer { giveScratch(used.value) }
+            let image = try PixelConverter.i420(frame, rect: visible, size: scaled ? out : nil, mirror: mirrored) { w, h in
+                let i = takeScratch(w, h)
+                used.withLock { $0.append(i) }
+                return i
+            }
+            jpeg = try JPEGCodec.shared.encode(image, quality: settings.quality, exifOrientation: orientation)
+        }
+        return Photo(data: jpeg, width: out.width, height: out.height,
+                     metadata: meta(quality: settings.quality, passed: false))
+    }
+}

@@ -1,0 +1,123 @@
+import CamHAL
+import Dispatch
+import Foundation
+
+/// Something that looks at frames (CameraX `ImageAnalysis.Analyzer`, AVFoundation
+/// `AVCaptureVideoDataOutputSampleBufferDelegate`). Called on the analysis queue, one frame at a
+/// time; return promptly and do not keep the frame (a held frame is a buffer the device cannot refill).
+public protocol FrameAnalyzer: AnyObject, Sendable {
+    func analyze(_ frame: Frame)
+}
+
+/// Counters of an analysis run.
+public struct AnalysisStats: Sendable, Hashable, CustomStringConvertible {
+    /// Frames the analyzer ran on.
+    public var analyzed: Int
+    /// Frames replaced by newer ones while the analyzer was busy (keep-only-latest back-pressure).
+    public var dropped: Int
+    /// Frames the device itself skipped (gaps in sequence numbers seen by the analyzer), including `dropped`.
+    public var sequenceGaps: Int
+    /// Age of the last analyzed frame when the analyzer got it, seconds (backend clock permitting).
+    public var lastQueueDelay: Double
+    public var description: String { "analyzed \(analyzed), dropped \(dropped), sequence gaps \(sequenceGaps)" }
+}
+
+/// Runs an analyzer on a session's frames with keep-only-latest back-pressure
+/// (STRATEGY_KEEP_ONLY_LATEST, alwaysDiscardsLateVideoFrames): the analyzer always gets the newest
+/// frame, late frames are dropped and counted, and the camera stream never waits for it.
+/// It keeps running across stop/start of the session until `stop()`.
+public final class ImageAnalysis: @unchecked Sendable {
+    private let camera: any CameraDevice
+    private let queue: DispatchQueue
+    private let body: @Sendable (Frame) -> Void
+    private let stats_ = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: 0))
+    private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
+    private var task: Task<Void, Never>?
+
+    /// - Parameters:
+    ///   - queue: where the analyzer runs (a private serial queue by default), like
+    ///     `setAnalyzer(executor, ...)` / `setSampleBufferDelegate(_, queue:)`.
+    public init(camera: any CameraDevice, queue: DispatchQueue? = nil, analyzer: @escaping @Sendable (Frame) -> Void) {
+        self.camera = camera
+        self.queue = queue ?? DispatchQueue(label: "camhal.analysis")
+        self.body = analyzer
+    }
+
+    public convenience init(camera: any CameraDevice, queue: DispatchQueue? = nil, analyzer: some FrameAnalyzer) {
+        self.init(camera: camera, queue: queue, analyzer: { [analyzer] in analyzer.analyze($0) })
+    }
+
+    deinit { current.withLock { $0.stream?.cancel() } }
+
+    /// Starts analysing (idempotent).
+    public func start() {
+        guard task == nil else { return }
+        task = Task.detached { [self] in await run() }
+    }
+
+    /// Stops; the analyzer is not called after this returns.
+    public func stop() async {
+        let s = current.withLock { c -> FrameStream? in
+            c.stopped = true
+            return c.stream
+        }
+        s?.cancel()
+        await task?.value
+        queue.sync {}
+    }
+
+    public var stats: AnalysisStats {
+        var s = stats_.value
+        let c = current.value
+        s.dropped += c.stream?.droppedFrames ?? 0
+        return s
+    }
+
+    private func run() async {
+        var lastSequence: UInt64?
+        while true {
+            let stream = camera.frames(policy: .keepOnlyLatest)
+            let stopped = current.withLock { c -> Bool in
+                if let old = c.stream { stats_.withLock { $0.dropped += old.droppedFrames } }
+                c.stream = stream
+                return c.stopped
+            }
+            if stopped {
+                stream.cancel()
+                return
+            }
+            for await frame in stream {
+                if let last = lastSequence, frame.sequence > last + 1 {
+                    let gap = Int(frame.sequence - last - 1)
+                    stats_.withLock { $0.sequenceGaps += gap }
+                }
+                lastSequence = frame.sequence
+                let delay = ProcessInfo.processInfo.systemUptime - frame.timestamp
+                let body = self.body
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    queue.async {
+                        body(frame)
+                        c.resume()
+                    }
+                }
+                stats_.withLock {
+                    $0.analyzed += 1
+                    $0.lastQueueDelay = delay
+                }
+            }
+            // The session stopped (or we were cancelled): wait for it to stream again.
+            lastSequence = nil
+            if current.value.stopped { return }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+    }
+}
+
+extension CameraDevice {
+    /// Runs `analyzer` on the newest frames (keep-only-latest) until the returned analysis is stopped.
+    public func analyze(queue: DispatchQueue? = nil, _ analyzer: @escaping @Sendable (Frame) -> Void) -> ImageAnalysis {
+        let a = ImageAnalysis(camera: self, queue: queue, analyzer: analyzer)
+        a.start()
+        return a
+    }
+}

@@ -1,0 +1,70 @@
+import CamHAL
+import Dispatch
+import Foundation
+
+/// Runs CPU-heavy work (encoding, scanning) on a Dispatch queue instead of a Swift-concurrency
+/// cooperative thread, so a slow encode never starves other tasks (there may be only 2 of those threads).
+enum Offload {
+    static let queue = DispatchQueue(label: "camhal.media.work", qos: .userInitiated, attributes: .concurrent)
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws(CameraError) -> T) async throws(CameraError) -> T {
+        let result: Result<T, CameraError> = await withCheckedContinuation { c in
+            queue.async {
+                do throws(CameraError) { c.resume(returning: .success(try body())) } catch { c.resume(returning: .failure(error)) }
+            }
+        }
+        return try result.get()
+    }
+}
+
+extension CameraDevice {
+    /// `backend:device` for messages.
+    var mediaName: String { "\(device.backend):\(device.id)" }
+
+    /// Waits until the session is past `idle` (a `start()` just issued hops to the session queue),
+    /// for up to `grace` seconds. Throws when it never starts or is in error.
+    func requireStarted(for purpose: String, grace: Double = 0.5) async throws(CameraError) {
+        let deadline = Date(timeIntervalSinceNow: grace)
+        while true {
+            let s = currentState
+            switch s.status {
+            case .starting, .running, .interrupted: return
+            case .error:
+                throw s.error ?? CameraError.streamFailed("camera \(mediaName) is in error")
+            case .idle:
+                if Date() >= deadline {
+                    throw CameraError.configurationFailed(
+                        "camera \(mediaName) is not running: call start() before \(purpose) "
+                            + "(AVCapturePhotoOutput and CameraX ImageCapture also refuse a session that is not running)")
+                }
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+        }
+    }
+
+    /// The next frame from a fresh keep-only-latest stream (so: the newest one), or a
+    /// `timeout` / `streamFailed` error; never waits longer than `timeout`.
+    public func nextFrame(timeout: Double, purpose: String = "taking a frame") async throws(CameraError) -> Frame {
+        try await requireStarted(for: purpose)
+        let stream = frames(policy: .keepOnlyLatest)
+        let timedOut = Locked(false)
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(0.001, timeout) * 1e9))
+            if !Task.isCancelled {
+                timedOut.set(true)
+                stream.cancel()
+            }
+        }
+        var iterator = stream.makeAsyncIterator()
+        let frame = await iterator.next()
+        timer.cancel()
+        stream.cancel()
+        guard let frame else {
+            if timedOut.value {
+                throw CameraError.timeout("no frame from \(mediaName) within \(timeout) s for \(purpose) (status \(currentState.status))")
+            }
+            throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for \(purpose)")
+        }
+        return frame
+    }
+}

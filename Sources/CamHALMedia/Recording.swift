@@ -1,0 +1,419 @@
+import CGStreamer
+import CamHAL
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file format of a recording. Both survive a cut (killed process, power loss, disconnect):
+/// the file plays up to the last written cluster/fragment.
+public enum RecordingContainer: String, Sendable, Hashable, CaseIterable {
+    /// Matroska (`.mkv`), written in streamable mode: no size fields to patch at the end.
+    case matroska
+    /// Fragmented MP4 (`.mp4`), one fragment a second.
+    case fragmentedMP4
+
+    /// `.mp4`/`.m4v`/`.mov` → fragmented MP4; anything else → Matroska.
+    public static func forExtension(_ ext: String) -> RecordingContainer {
+        ["mp4", "m4v", "mov"].contains(ext.lowercased()) ? .fragmentedMP4 : .matroska
+    }
+}
+
+/// How to record (CameraX `Recorder` + `PendingRecording` options).
+public struct RecordingOptions: Sendable, Hashable {
+    /// The quality to record; nil records the visible frames at their own size. With a selector,
+    /// the chosen class caps the height (never upscaling); open the camera with
+    /// `QualitySelector.streamRequest(for:)` to stream that size in the first place.
+    public var quality: QualitySelector?
+    /// nil picks from the file extension.
+    public var container: RecordingContainer?
+    /// Mirror front-camera video (AVCaptureMovieFileOutput does by default).
+    public var mirror: PhotoSettings.Mirror
+    /// H.264 bit rate in kbit/s; nil picks from the size.
+    public var bitrateKbps: Int?
+    /// Record audio. This build has no audio capture path (and this machine no audio source), so
+    /// true is refused with `CameraError.unsupported`.
+    public var audio: Bool
+    /// How long to wait for the first frame.
+    public var firstFrameTimeout: Double
+
+    public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
+                bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5) {
+        self.quality = quality
+        self.container = container
+        self.mirror = mirror
+        self.bitrateKbps = bitrateKbps
+        self.audio = audio
+        self.firstFrameTimeout = firstFrameTimeout
+    }
+}
+
+/// Progress of a recording (CameraX `RecordingStats`).
+public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
+    /// Media time recorded, seconds.
+    public var duration: Double
+    /// Bytes in the file so far.
+    public var bytes: Int64
+    /// Frames handed to the encoder.
+    public var frames: Int
+    /// Frames the recorder skipped because it was behind (keep-only-latest) or they went backwards in time.
+    public var droppedFrames: Int
+    public var description: String {
+        String(format: "%.1f s, %lld bytes, %d frames, %d dropped", duration, bytes, frames, droppedFrames)
+    }
+}
+
+/// What a recording is, once it started.
+public struct RecordingInfo: Sendable, Hashable {
+    public var url: URL
+    public var size: Size
+    public var quality: Quality?
+    public var frameRate: Double
+    public var container: RecordingContainer
+    public var pipeline: String
+}
+
+/// Events of one recording, in order (CameraX `VideoRecordEvent`): one `started`, `status` at
+/// least once a second, exactly one `finalized` (then the stream ends).
+public enum RecordEvent: Sendable {
+    case started(RecordingInfo)
+    case status(RecordingStats)
+    /// The file is complete. `error` is nil on a clean stop; otherwise it says why the recording
+    /// ended early (the file still plays up to that point).
+    case finalized(url: URL, stats: RecordingStats, error: CameraError?)
+}
+
+extension CameraDevice {
+    /// Starts recording H.264 video of this session's frames to `url` (CameraX
+    /// `Recorder.prepareRecording(...).start()`, AVFoundation `AVCaptureMovieFileOutput`).
+    ///
+    /// Throws before touching the file when the path is unwritable, the options are invalid, the
+    /// session is not running, or no frame arrives within `options.firstFrameTimeout`.
+    public func startRecording(to url: URL, options: RecordingOptions = RecordingOptions()) async throws(CameraError) -> Recording {
+        if options.audio {
+            throw CameraError.unsupported("audio recording: CamHALMedia has no audio capture path yet (record video only)")
+        }
+        if let b = options.bitrateKbps, b <= 0 {
+            throw CameraError.invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be positive")
+        }
+        try AtomicFile.checkWritable(url)
+        try GStreamerRuntime.require()
+        guard GStreamerRuntime.hasElement("x264enc") else {
+            throw CameraError.unsupported("recording needs x264enc (Debian gstreamer1.0-plugins-ugly)")
+        }
+        try await requireStarted(for: "startRecording")
+        let stream = frames(policy: .keepOnlyLatest)
+        let first: Frame
+        do throws(CameraError) {
+            first = try await Recording.firstFrame(of: stream, timeout: options.firstFrameTimeout, camera: mediaName)
+        } catch {
+            stream.cancel()
+            throw error
+        }
+        let device = self.device
+        let quality = options.quality.flatMap { $0.resolve(sizes: device.formats.map(\.size)) }
+        if options.quality != nil, quality == nil {
+            stream.cancel()
+            throw CameraError.unsupported("no quality of \(options.quality!.qualities) (or its fallback) among \(mediaName)'s sizes")
+        }
+        let rate = device.formats.first { $0.pixelFormat == first.format && $0.size == Size(width: first.width, height: first.height) }?
+            .frameRates.first ?? 30
+        do throws(CameraError) {
+            let alive: @Sendable () -> Bool = { [weak self] in
+                guard let s = self?.currentState.status else { return false }
+                return s == .running || s == .starting || s == .interrupted
+            }
+            return try Recording(url: url, options: options, device: device, stream: stream, first: first,
+                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive)
+        } catch {
+            stream.cancel()
+            throw error
+        }
+    }
+}
+
+/// A recording in progress (CameraX `Recording`). Stop it with `stop()`; watch `events`.
+public final class Recording: @unchecked Sendable {
+    public let url: URL
+    public let info: RecordingInfo
+    /// The event stream: `started`, `status`..., `finalized`.
+    public let events: AsyncStream<RecordEvent>
+
+    private let continuation: AsyncStream<RecordEvent>.Continuation
+    private let frames: FrameStream
+    private let pipeline: UnsafeMutablePointer<GstElement>
+    private let appsrc: UnsafeMutablePointer<GstElement>
+    private let bus: UnsafeMutablePointer<GstBus>
+    private let mirror: Bool
+    private let pushQueue: DispatchQueue
+    private let t0: Double
+    private let frameDuration: UInt64
+    private let sourceAlive: @Sendable () -> Bool
+
+    struct State {
+        var frames = 0
+        var dropped = 0
+        var lastPTS: UInt64 = 0
+        var ended = false  // EOS sent; no more pushes
+        var busError: String?
+        var eos = false
+        var stopRequested = false
+        var result: (stats: RecordingStats, error: CameraError?)?
+        var waiters: [CheckedContinuation<(stats: RecordingStats, error: CameraError?), Never>] = []
+    }
+    private let state = Locked(State())
+    private let finalizeOnce = Locked(false)
+
+    static func firstFrame(of stream: FrameStream, timeout: Double, camera: String) async throws(CameraError) -> Frame {
+        let timedOut = Locked(false)
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(0.001, timeout) * 1e9))
+            if !Task.isCancelled {
+                timedOut.set(true)
+                stream.cancel()
+            }
+        }
+        var it = stream.makeAsyncIterator()
+        let f = await it.next()
+        timer.cancel()
+        guard let f else {
+            throw timedOut.value
+                ? CameraError.timeout("no frame from \(camera) within \(timeout) s to start recording")
+                : CameraError.streamFailed("camera \(camera) stopped before recording started")
+        }
+        return f
+    }
+
+    /// The encoded size for a visible size under a quality cap: aspect kept, even sides, no upscaling.
+    static func outputSize(visible: PixelRect, quality: Quality?) -> Size {
+        guard let q = quality, visible.height > q.height else { return Size(width: visible.width & ~1, height: visible.height & ~1) }
+        let w = Double(visible.width) * Double(q.height) / Double(visible.height)
+        return Size(width: max(2, Int(w / 2) * 2), height: q.height)
+    }
+
+    init(url: URL, options: RecordingOptions, device: DeviceDescriptor, stream: FrameStream, first: Frame,
+         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true }) throws(CameraError) {
+        self.url = url
+        self.sourceAlive = sourceAlive
+        self.frames = stream
+        let facing = first.lens?.facing ?? device.facing
+        mirror = options.mirror == .on || (options.mirror == .auto && facing == .front)
+        let size = Self.outputSize(visible: first.visibleRect, quality: quality)
+        let container = options.container ?? .forExtension(url.pathExtension)
+        let fps = max(1, Int(frameRate.rounded()))
+        let kbps = options.bitrateKbps ?? (quality ?? Quality.allCases.first { size.height <= $0.height } ?? .uhd).bitrateKbps
+        let mux = container == .matroska
+            ? "matroskamux name=mux streamable=true"
+            : "mp4mux name=mux fragment-duration=1000 streamable=true"
+        let description = """
+            appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=downstream max-buffers=8 \
+            caps=video/x-raw,format=I420,width=\(size.width),height=\(size.height),framerate=\(fps)/1,pixel-aspect-ratio=1/1 \
+            ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=\(fps) bitrate=\(kbps) \
+            ! video/x-h264,profile=constrained-baseline ! h264parse ! \(mux) ! filesink name=sink buffer-mode=unbuffered
+            """
+        let pipeline = try GStreamerRuntime.parse(description)
+        guard let src = gst_bin_get_by_name(camhal_gst_bin(pipeline), "src"),
+              let sink = gst_bin_get_by_name(camhal_gst_bin(pipeline), "sink") else {
+            gst_object_unref(pipeline)
+            throw CameraError.configurationFailed("recording pipeline lacks its appsrc/filesink")
+        }
+        camhal_gst_set(sink, "location", url.path)
+        gst_object_unref(sink)
+        self.pipeline = pipeline
+        self.appsrc = src
+        self.bus = gst_element_get_bus(pipeline)
+        self.t0 = first.timestamp
+        self.frameDuration = UInt64(1e9 / Double(fps))
+        self.pushQueue = DispatchQueue(label: "camhal.recording.push")
+        self.info = RecordingInfo(url: url, size: size, quality: quality, frameRate: Double(fps), container: container,
+                                  pipeline: description)
+        (events, continuation) = AsyncStream<RecordEvent>.makeStream(bufferingPolicy: .unbounded)
+
+        if gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
+            let why = pollError() ?? "state change to PLAYING failed"
+            teardownPipeline()
+            throw CameraError.configurationFailed("recording to \(url.path): \(why)")
+        }
+        push(first)
+        continuation.yield(.started(info))
+        startBusThread()
+        Task.detached { [self] in await feed() }
+    }
+
+    deinit {
+        gst_object_unref(bus)
+        gst_object_unref(appsrc)
+        gst_object_unref(pipeline)
+    }
+
+    /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
+    public func stop() {
+        state.withLock { $0.stopRequested = true }
+        frames.cancel()
+    }
+
+    /// Stops (if not already) and waits for the file to be complete.
+    @discardableResult
+    public func stopAndWait() async -> (stats: RecordingStats, error: CameraError?) {
+        stop()
+        return await withCheckedContinuation { c in
+            let done: (stats: RecordingStats, error: CameraError?)? = state.withLock { s in
+                if let r = s.result { return r }
+                s.waiters.append(c)
+                return nil
+            }
+            if let done { c.resume(returning: done) }
+        }
+    }
+
+    /// The current statistics.
+    public var stats: RecordingStats {
+        let s = state.value
+        return RecordingStats(duration: Double(s.lastPTS + (s.frames > 0 ? frameDuration : 0)) / 1e9,
+                              bytes: Self.fileSize(url), frames: s.frames, droppedFrames: s.dropped + frames.droppedFrames)
+    }
+
+    static func fileSize(_ url: URL) -> Int64 {
+        var st = stat()
+        return stat(url.path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    // MARK: Frames
+
+    private func feed() async {
+        var it = frames.makeAsyncIterator()
+        while let frame = await it.next() {
+            if state.value.stopRequested { break }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                pushQueue.async { [self] in
+                    push(frame)
+                    c.resume()
+                }
+            }
+        }
+        // The session ending the stream is an error even when stop() raced in right after it.
+        let s = state.value
+        let sourceGone = !sourceAlive() || !s.stopRequested
+        finalize(error: sourceGone ? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+    }
+
+    /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
+    private func push(_ frame: Frame) {
+        let pts = frame.timestamp >= t0 ? UInt64((frame.timestamp - t0) * 1e9) : 0
+        let accept = state.withLock { s -> Bool in
+            guard !s.ended else { return false }
+            if s.frames > 0 && pts <= s.lastPTS {
+                s.dropped += 1
+                return false
+            }
+            return true
+        }
+        guard accept else { return }
+        let image: I420Image
+        do {
+            image = try PixelConverter.i420(frame, rect: frame.visibleRect, size: info.size, mirror: mirror)
+        } catch {
+            state.withLock { $0.dropped += 1 }
+            return
+        }
+        let box = Unmanaged.passRetained(image).toOpaque()
+        guard let buffer = gst_buffer_new_wrapped_full(
+            GST_MEMORY_FLAG_READONLY, image.storage, gsize(image.byteCount), 0, gsize(image.byteCount), box,
+            { p in if let p { Unmanaged<I420Image>.fromOpaque(p).release() } })
+        else {
+            Unmanaged<I420Image>.fromOpaque(box).release()
+            return
+        }
+        camhal_gst_buffer_set_pts(buffer, GstClockTime(pts))
+        camhal_gst_buffer_set_duration(buffer, GstClockTime(frameDuration))
+        let src = UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self)
+        let stillOpen = state.withLock { s -> Bool in
+            guard !s.ended else { return false }
+            s.frames += 1
+            s.lastPTS = pts
+            return true
+        }
+        if stillOpen { _ = gst_app_src_push_buffer(src, buffer) } else { gst_buffer_unref(buffer) }
+    }
+
+    // MARK: Bus, status and finalization
+
+    private func pollError() -> String? {
+        guard let m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) else { return nil }
+        defer { gst_message_unref(m) }
+        return GStreamerRuntime.errorText(m)
+    }
+
+    private func startBusThread() {
+        let thread = Thread { [self] in
+            var lastStatus = Date.distantPast
+            let types = GstMessageType(rawValue: GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue)
+            while true {
+                if let m = gst_bus_timed_pop_filtered(bus, 100_000_000, types) {
+                    if camhal_gst_message_type(m) == GST_MESSAGE_ERROR {
+                        let text = GStreamerRuntime.errorText(m)
+                        state.withLock { $0.busError = text }
+                        gst_message_unref(m)
+                        finalize(error: .streamFailed("recording to \(url.path): \(text)"))
+                    } else {
+                        state.withLock { $0.eos = true }
+                        gst_message_unref(m)
+                    }
+                }
+                let s = state.value
+                if s.result != nil { return }
+                if s.eos && s.ended { return }
+                if Date().timeIntervalSince(lastStatus) >= 0.5, !s.ended {
+                    lastStatus = Date()
+                    continuation.yield(.status(stats))
+                }
+            }
+        }
+        thread.name = "camhal.recording.bus"
+        thread.start()
+    }
+
+    /// Ends the stream (EOS through the muxer so the file is closed properly), waits up to 5 s
+    /// for it to reach the file, releases the pipeline and emits `finalized` exactly once.
+    private func finalize(error: CameraError?) {
+        guard finalizeOnce.withLock({ f -> Bool in defer { f = true }; return !f }) else { return }
+        // Waiting for EOS blocks: keep it off Swift-concurrency's few cooperative threads.
+        DispatchQueue.global(qos: .userInitiated).async { [self] in finalizeNow(error: error) }
+    }
+
+    private func finalizeNow(error: CameraError?) {
+        frames.cancel()
+        pushQueue.sync {}  // the last push has landed
+        state.withLock { $0.ended = true }
+        let src = UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self)
+        _ = gst_app_src_end_of_stream(src)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var timedOut = false
+        while true {
+            let s = state.value
+            if s.eos || s.busError != nil { break }
+            if Date() > deadline {
+                timedOut = true
+                break
+            }
+            usleep(10_000)
+        }
+        gst_element_set_state(pipeline, GST_STATE_NULL)
+        var finalError = error
+        if finalError == nil, let e = state.value.busError { finalError = .streamFailed("recording to \(url.path): \(e)") }
+        if finalError == nil, timedOut { finalError = .timeout("recording to \(url.path): end of stream not written within 5 s") }
+        let stats = self.stats
+        let waiters = state.withLock { s -> [CheckedContinuation<(stats: RecordingStats, error: CameraError?), Never>] in
+            s.result = (stats, finalError)
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        continuation.yield(.finalized(url: url, stats: stats, error: finalError))
+        continuation.finish()
+        for w in waiters { w.resume(returning: (stats, finalError)) }
+    }
+
+    private func teardownPipeline() {
+        gst_element_set_state(pipeline, GST_STATE_NULL)
+    }
+}

@@ -1,0 +1,53 @@
+import CamHAL
+import CamHALMedia
+import Foundation
+
+/// `camhal capture`: one photo to a JPEG file.
+enum CaptureCommand {
+    static let verb = Verb(
+        name: "capture", summary: "take a photo and write it as JPEG",
+        usage: """
+            usage: camhal capture -o photo.jpg [--backend B] [--device ID] [--quality Q] [--max-size WxH]
+                                  [--size WxH] [--zoom R] [--mirror auto|on|off] [--rotation 0|90|180|270]
+              -o, --output PATH  where to write (atomically: never a partial file at PATH)
+              --quality Q        JPEG quality 1...100 (default 90)
+              --max-size WxH     scale down to fit
+              --size WxH         stream size to ask the device for
+              --zoom R           zoom ratio before the shot
+              --mirror M         auto mirrors front cameras (default)
+              --rotation D       clockwise rotation to upright, stored as EXIF orientation
+            """,
+        run: run)
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let a = try Arguments(args, options: ["output", "backend", "device", "quality", "max-size", "size", "zoom", "mirror", "rotation"],
+                              booleans: [])
+        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        guard let output = a["output"] else { throw UsageError("missing -o PATH") }
+        let settings = PhotoSettings(quality: try a.int("quality") ?? 90, maxSize: try MediaSupport.parseSize(a["max-size"], flag: "max-size"),
+                                     mirror: try MediaSupport.parseMirror(a["mirror"]), rotationDegrees: try a.int("rotation") ?? 0)
+        try settings.validate()
+        let url = URL(fileURLWithPath: output)
+        try AtomicFile.checkWritable(url)  // before touching the camera
+        let camera = try MediaSupport.open(a, stream: StreamRequest(size: try MediaSupport.parseSize(a["size"], flag: "size")))
+        camera.start()
+        do {
+            try await MediaSupport.waitUntilStreaming(camera)
+            if let z = try a.double("zoom") {
+                camera.setZoomRatio(z)
+                try await Task.sleep(nanoseconds: 150_000_000)  // let a frame with the new crop arrive
+            }
+            let started = Date()
+            let photo = try await camera.capturePhoto(to: url, settings: settings)
+            let ms = Date().timeIntervalSince(started) * 1000
+            print("wrote \(output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, from \(photo.metadata.device) "
+                  + "frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
+                  + "\(photo.metadata.mirrored ? ", mirrored" : "")), \(String(format: "%.0f", ms)) ms")
+        } catch {
+            await camera.stop()
+            throw error
+        }
+        await camera.stop()
+        return 0
+    }
+}

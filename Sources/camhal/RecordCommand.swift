@@ -1,0 +1,87 @@
+import CamHAL
+import CamHALMedia
+import Dispatch
+import Foundation
+
+/// `camhal record`: H.264 video to a Matroska or fragmented-MP4 file, with progress.
+enum RecordCommand {
+    static let verb = Verb(
+        name: "record", summary: "record video to .mkv (or fragmented .mp4)",
+        usage: """
+            usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID] [--quiet]
+              -o, --output PATH  .mkv (Matroska) or .mp4 (fragmented MP4); both survive a cut
+              --duration S       seconds to record (default 5; Ctrl-C stops early and keeps the file)
+              --quality Q        quality class, falling back to the closest lower one (CameraX style)
+              --quiet            no progress lines
+            """,
+        run: run)
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let a = try Arguments(args, options: ["output", "duration", "quality", "backend", "device"], booleans: ["quiet"])
+        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        guard let output = a["output"] else { throw UsageError("missing -o PATH") }
+        let duration = try a.double("duration") ?? 5
+        guard duration > 0 else { throw UsageError("option --duration: must be positive") }
+        var selector: QualitySelector?
+        if let q = a["quality"] {
+            let table: [String: Quality] = ["sd": .sd, "hd": .hd, "fhd": .fhd, "uhd": .uhd]
+            guard let quality = table[q.lowercased()] else { throw UsageError("option --quality: '\(q)' is not sd, hd, fhd or uhd") }
+            selector = .from(quality, fallback: .lowerQualityOrHigherThan(quality))
+        }
+        let url = URL(fileURLWithPath: output)
+        try AtomicFile.checkWritable(url)
+        // Open once to learn the device, then bind at the selected quality's size.
+        var camera = try MediaSupport.open(a)
+        if let selector, let request = selector.streamRequest(for: camera.device) {
+            camera = try MediaSupport.open(a, stream: request)
+        }
+        camera.start()
+        let recording: Recording
+        do {
+            try await MediaSupport.waitUntilStreaming(camera)
+            recording = try await camera.startRecording(to: url, options: RecordingOptions(quality: selector))
+        } catch {
+            await camera.stop()
+            throw error
+        }
+        let quiet = a.has("quiet")
+        // Ctrl-C / SIGTERM stop the recording cleanly.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+            let s = DispatchSource.makeSignalSource(signal: sig)
+            s.setEventHandler { recording.stop() }
+            s.resume()
+            return s
+        }
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(duration * 1e9))
+            recording.stop()
+        }
+        var status: Int32 = 0
+        for await event in recording.events {
+            switch event {
+            case .started(let info):
+                if !quiet {
+                    print("recording \(info.size) \(info.quality.map { "\($0)" } ?? "") @ \(Int(info.frameRate)) fps to \(info.url.path) (\(info.container))")
+                }
+            case .status(let s):
+                if !quiet {
+                    print(String(format: "  %5.1f s  %@  %d frames  %d dropped", s.duration, MediaSupport.human(s.bytes), s.frames, s.droppedFrames))
+                    fflush(nil)
+                }
+            case .finalized(let u, let s, let error):
+                if let error {
+                    printError("camhal record: \(error) (file \(u.path) kept: \(s))")
+                    status = 1
+                } else {
+                    print("wrote \(u.path): \(s)")
+                }
+            }
+        }
+        timer.cancel()
+        sources.forEach { $0.cancel() }
+        await camera.stop()
+        return status
+    }
+}

@@ -1,0 +1,68 @@
+import CamHAL
+import CamHALMedia
+import Foundation
+
+/// `camhal scan`: prints each barcode seen, once.
+enum ScanCommand {
+    static let verb = Verb(
+        name: "scan", summary: "print barcodes (QR, EAN-13, Code 128...) seen by the camera",
+        usage: """
+            usage: camhal scan [--backend B] [--device ID] [--image FILE] [--duration S] [--count N] [--json]
+              --image FILE   show FILE (PNG/JPEG) through the virtual camera and scan that
+              --duration S   stop after S seconds (default 10)
+              --count N      stop after N distinct barcodes
+              --json         one JSON object per barcode
+            Each distinct (format, value) is printed once: FORMAT<TAB>VALUE.
+            """,
+        run: run)
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let a = try Arguments(args, options: ["backend", "device", "image", "duration", "count"], booleans: ["json"])
+        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        let duration = try a.double("duration") ?? 10
+        let limit = try a.int("count")
+        let camera = try MediaSupport.open(a, image: a["image"])
+        camera.start()
+        let seen = Locked(Set<String>())
+        let json = a.has("json")
+        let done = AsyncStream<Void>.makeStream()
+        let scanner = BarcodeScanner(formats: Set(BarcodeFormat.allCases)) { codes, _ in
+            for c in codes {
+                let key = "\(c.format)\t\(c.value)"
+                guard seen.withLock({ $0.insert(key).inserted }) else { continue }
+                if json {
+                    let obj: [String: Any] = [
+                        "format": c.format.rawValue, "value": c.value,
+                        "bounds": [c.bounds.x, c.bounds.y, c.bounds.width, c.bounds.height],
+                        "normalizedBounds": [c.normalizedBounds.x, c.normalizedBounds.y, c.normalizedBounds.width, c.normalizedBounds.height],
+                    ]
+                    if let d = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys]) {
+                        print(String(decoding: d, as: UTF8.self))
+                    }
+                } else {
+                    print(key)
+                }
+                fflush(nil)
+                if let limit, seen.value.count >= limit { done.continuation.finish() }
+            }
+        }
+        do {
+            try await MediaSupport.waitUntilStreaming(camera)
+        } catch {
+            await camera.stop()
+            throw error
+        }
+        let analysis = ImageAnalysis(camera: camera, analyzer: scanner)
+        analysis.start()
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(duration * 1e9))
+            done.continuation.finish()
+        }
+        for await _ in done.stream {}
+        timer.cancel()
+        await analysis.stop()
+        await camera.stop()
+        if !json { printError("scan: \(seen.value.count) distinct barcode(s); \(analysis.stats)") }
+        return 0
+    }
+}

@@ -1,0 +1,153 @@
+import CamHAL
+import CamHALMedia
+import CamHALVirtual
+import Foundation
+import Testing
+
+@Suite("Frame analysis and barcodes (C3)", .serialized)
+struct AnalysisTests {
+    @Test("keep-only-latest: a slow analyzer sees the newest frames, drops are counted, the stream never stalls")
+    func backPressure() async throws {
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[0])
+        camera.start()
+        #expect(await waitStreaming(camera))
+        let ages = Locked([Double]())
+        let analysis = camera.analyze { frame in
+            ages.withLock { $0.append(ProcessInfo.processInfo.systemUptime - frame.timestamp) }
+            Thread.sleep(forTimeInterval: 0.15)
+        }
+        // A second consumer must keep getting every frame meanwhile.
+        let other = camera.frames(policy: .block(capacity: 2))
+        let counter = Task { var n = 0; for await _ in other { n += 1 }; return n }
+        try await Task.sleep(nanoseconds: 1_600_000_000)
+        other.cancel()
+        let otherFrames = await counter.value
+        await analysis.stop()
+        let stats = analysis.stats
+        let state = camera.currentState
+        await camera.stop()
+        #expect(state.status == .running && state.isPreviewActive, "\(state)")
+        #expect(stats.analyzed >= 6 && stats.analyzed <= 12, "\(stats)")
+        #expect(stats.dropped >= 20, "\(stats)")
+        #expect(otherFrames >= 40, "other consumer got \(otherFrames) frames in 1.6 s at 30 fps")
+        // Newest frame: it waited at most about one frame interval, never a backlog.
+        let worst = ages.value.max() ?? 1
+        #expect(worst < 0.08, "oldest frame handed to the analyzer was \(worst) s old")
+    }
+
+    static let cases: [(name: String, command: String, format: BarcodeFormat, value: String)] = [
+        ("qr", "qrencode -s 4 -o {} 'CamHAL issue 6: ✓ QR'", .qrCode, "CamHAL issue 6: ✓ QR"),
+        ("ean13", "zint -b 13 -d 590123412345 -o {}", .ean13, "5901234123457"),
+        ("code128", "zint -b 20 -d 'CAMHAL-128/x' -o {}", .code128, "CAMHAL-128/x"),
+    ]
+
+    static func make(_ c: (name: String, command: String, format: BarcodeFormat, value: String), in dir: URL) throws -> VirtualScene.GrayImage {
+        let png = dir.appendingPathComponent("\(c.name).png")
+        let (status, out) = sh(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
+        guard status == 0 else { throw CameraError.unsupported("\(c.command): \(out)") }
+        let g = try ImageLoader.loadGray(png)
+        guard let image = VirtualScene.GrayImage(width: g.width, height: g.height, pixels: g.pixels) else {
+            throw CameraError.unsupported("empty \(png.path)")
+        }
+        return image
+    }
+
+    @Test("zbar decodes qrencode/zint images exactly, with pixel and view-normalized bounds",
+          .enabled(if: tool("qrencode") && tool("zint"), "needs qrencode and zint (scripts/bootstrap)"),
+          arguments: [0, 1, 2])
+    func stillImages(_ index: Int) throws {
+        let c = Self.cases[index]
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = try Self.make(c, in: dir)
+        let gray = PackedImage(format: .gray8, width: image.width, height: image.height)
+        image.pixels.withUnsafeBufferPointer { gray.storage.update(from: $0.baseAddress!, count: image.pixels.count) }
+        let codes = try BarcodeScanner().scan(gray.asFrame())
+        #expect(codes.count == 1)
+        let code = try #require(codes.first)
+        #expect(code.value == c.value)
+        #expect(code.format == c.format)
+        #expect(code.bounds.x >= 0 && code.bounds.x + code.bounds.width <= image.width)
+        #expect(code.normalizedBounds.x >= 0 && code.normalizedBounds.x + code.normalizedBounds.width <= 1.0001)
+        #expect(abs(code.normalizedBounds.x - Double(code.bounds.x) / Double(image.width)) < 1e-9)
+        if c.format == .qrCode {
+            // qrencode -s 4 draws a 4-module (16 px) quiet zone: the symbol starts there.
+            #expect(abs(code.bounds.x - 16) <= 2 && abs(code.bounds.y - 16) <= 2, "\(code.bounds)")
+            #expect(abs(code.bounds.width - (image.width - 32)) <= 3, "\(code.bounds)")
+        }
+    }
+
+    @Test("barcodes shown through the virtual camera decode exactly; bounds follow zoom and front mirroring",
+          .enabled(if: tool("qrencode") && tool("zint"), "needs qrencode and zint (scripts/bootstrap)"))
+    func throughVirtualCamera() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in Self.cases {
+            let backend = VirtualBackend(scene: .image(try Self.make(c, in: dir)))
+            for pf in [PixelFormat.nv12, .yuyv] {
+                let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0],
+                                    configuration: .init(stream: StreamRequest(pixelFormat: pf, size: Size(width: 640, height: 480))))
+                camera.start()
+                let frame = try await camera.nextFrame(timeout: 5)
+                let codes = try BarcodeScanner().scan(frame)
+                #expect(codes.map(\.value) == [c.value], "\(c.name) \(pf)")
+                #expect(codes.first?.format == c.format)
+                if let b = codes.first?.normalizedBounds {
+                    // The image is centered: so is the symbol.
+                    #expect(abs(b.x + b.width / 2 - 0.5) < 0.06, "\(c.name) \(b)")
+                }
+                await camera.stop()
+            }
+        }
+        // Zoom 2x into a QR on the back camera: bounds grow in view coordinates; the front camera mirrors x.
+        let qr = try Self.make(("qr2", "qrencode -s 3 -m 12 -o {} 'zoom'", .qrCode, "zoom"), in: dir)
+        let backend = VirtualBackend(scene: .image(qr))
+        let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0])
+        camera.start()
+        let wide = try BarcodeScanner().scan(try await camera.nextFrame(timeout: 5)).first
+        camera.setZoomRatio(2)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let zoomed = try BarcodeScanner().scan(try await camera.nextFrame(timeout: 5)).first
+        await camera.stop()
+        let w = try #require(wide), z = try #require(zoomed)
+        #expect(z.value == "zoom")
+        #expect(abs(z.normalizedBounds.width / w.normalizedBounds.width - 2) < 0.2, "\(w.normalizedBounds) -> \(z.normalizedBounds)")
+
+        let off = try Self.make(("qrl", "qrencode -s 3 -o {} 'left'", .qrCode, "left"), in: dir)
+        // Pad the image on the right so the symbol sits in the left part of the scene.
+        var padded = [UInt8](repeating: 255, count: off.width * 3 * off.height)
+        for y in 0..<off.height { for x in 0..<off.width { padded[y * off.width * 3 + x] = off.pixels[y * off.width + x] } }
+        let leftScene = try #require(VirtualScene.GrayImage(width: off.width * 3, height: off.height, pixels: padded))
+        let fb = VirtualBackend(scene: .image(leftScene))
+        for (device, mirrorExpected) in [(VirtualBackend.descriptors()[0], false), (VirtualBackend.descriptors()[1], true)] {
+            let cam = Camera(backend: fb, device: device)
+            cam.start()
+            let code = try #require(try BarcodeScanner().scan(try await cam.nextFrame(timeout: 5)).first, "\(device.id)")
+            await cam.stop()
+            let centerX = code.normalizedBounds.x + code.normalizedBounds.width / 2
+            #expect(code.value == "left")
+            #expect(mirrorExpected ? centerX > 0.7 : centerX < 0.3, "\(device.id) center x \(centerX)")
+            #expect(code.bounds.x < 640 / 3, "pixel bounds stay unmirrored (buffer coordinates)")
+        }
+    }
+
+    @Test("the barcode analyzer runs on the live stream via ImageAnalysis",
+          .enabled(if: tool("qrencode"), "needs qrencode (scripts/bootstrap)"))
+    func analyzer() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let backend = VirtualBackend(scene: .image(try Self.make(Self.cases[0], in: dir)))
+        let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0])
+        camera.start()
+        let found = Locked([String]())
+        let analysis = ImageAnalysis(camera: camera, analyzer: BarcodeScanner { codes, _ in
+            found.withLock { $0 += codes.map(\.value) }
+        })
+        analysis.start()
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        await analysis.stop()
+        await camera.stop()
+        #expect(found.value.count >= 3)
+        #expect(Set(found.value) == [Self.cases[0].value])
+    }
+}

@@ -1,0 +1,132 @@
+import CamHAL
+import CamHALMedia
+import CamHALVirtual
+import Foundation
+import Testing
+
+/// Decodes `url` fully (demux, parse, H.264 decode) and counts the video frames; nil when the
+/// pipeline fails. Uses avdec_h264 (gstreamer1.0-libav), else openh264dec.
+func decodedFrameCount(_ url: URL) -> Int? {
+    let demux = url.pathExtension == "mp4" ? "qtdemux" : "matroskademux"
+    let decoder = sh("gst-inspect-1.0 avdec_h264 >/dev/null 2>&1").0 == 0 ? "avdec_h264" : "openh264dec"
+    let (status, out) = sh("gst-launch-1.0 -v filesrc location='\(url.path)' ! \(demux) ! h264parse ! \(decoder) ! fakesink silent=false 2>&1")
+    guard status == 0 else { return nil }
+    return out.components(separatedBy: "\n").filter { $0.contains("fakesink0") && $0.contains("chain") }.count
+}
+
+@Suite("Video recording (C2)", .serialized)
+struct RecordingTests {
+    @Test("quality selector picks the requested class or falls back like CameraX")
+    func selector() {
+        let sizes = [Size(width: 640, height: 480), Size(width: 1280, height: 720), Size(width: 320, height: 240)]
+        #expect(QualitySelector.from(.hd).resolve(sizes: sizes)?.size == Size(width: 1280, height: 720))
+        #expect(QualitySelector.from(.fhd).resolve(sizes: sizes) == nil)
+        #expect(QualitySelector.from(.fhd, fallback: .higherQualityOrLowerThan(.fhd)).resolve(sizes: sizes)?.quality == .hd)
+        #expect(QualitySelector.from(.sd, fallback: .higherQualityOrLowerThan(.sd)).resolve(sizes: sizes)?.quality == .sd)
+        #expect(QualitySelector.from(.uhd, fallback: .lowerQualityThan(.uhd)).resolve(sizes: sizes)?.quality == .hd)
+        #expect(QualitySelector.from(.uhd, fallback: .higherQualityThan(.uhd)).resolve(sizes: sizes) == nil)
+        #expect(QualitySelector([.uhd, .fhd, .sd]).resolve(sizes: sizes)?.quality == .sd)
+        let d = VirtualBackend.descriptors()[0]
+        #expect(QualitySelector.default.streamRequest(for: d)?.size == Size(width: 1280, height: 720))
+    }
+
+    @Test("records the virtual camera: started, status every second, finalized; the file decodes")
+    func record() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[0],
+                            configuration: .init(stream: StreamRequest(pixelFormat: .nv12, size: Size(width: 640, height: 480))))
+        camera.start()
+        let url = dir.appendingPathComponent("clip.mkv")
+        let rec = try await camera.startRecording(to: url)
+        var started: RecordingInfo?
+        var statuses: [RecordingStats] = []
+        var final: (RecordingStats, CameraError?)?
+        let stopper = Task {
+            try? await Task.sleep(nanoseconds: 2_200_000_000)
+            rec.stop()
+        }
+        for await e in rec.events {
+            switch e {
+            case .started(let info): started = info
+            case .status(let s): statuses.append(s)
+            case .finalized(_, let s, let err): final = (s, err)
+            }
+        }
+        stopper.cancel()
+        await camera.stop()
+        #expect(started?.size == Size(width: 640, height: 480))
+        #expect(statuses.count >= 2, "status at least once a second")
+        #expect(statuses.last.map { $0.bytes > 0 && $0.duration > 1 } == true)
+        let (stats, error) = try #require(final)
+        #expect(error == nil)
+        #expect(stats.frames >= 50, "\(stats)")
+        let decoded = try #require(decodedFrameCount(url), "file decodes")
+        #expect(decoded >= stats.frames - 2 && decoded <= stats.frames, "decoded \(decoded) of \(stats.frames)")
+    }
+
+    @Test("a session stop ends the recording with an error and a playable file; bad inputs are refused up front")
+    func sourceStopsAndRefusals() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
+        await #expect(throws: CameraError.self) { _ = try await camera.startRecording(to: dir.appendingPathComponent("a.mkv")) }
+        camera.start()
+        do {
+            _ = try await camera.startRecording(to: URL(fileURLWithPath: "/nonexistent-dir/a.mkv"))
+            Issue.record("accepted an unwritable path")
+        } catch {
+            guard case .invalidArgument(_, let v, _) = error else { Issue.record("\(error)"); return }
+            #expect(v == "/nonexistent-dir/a.mkv")
+        }
+        await #expect(throws: CameraError.self) {
+            _ = try await camera.startRecording(to: dir.appendingPathComponent("b.mkv"), options: RecordingOptions(audio: true))
+        }
+        let url = dir.appendingPathComponent("cut.mp4")
+        let rec = try await camera.startRecording(to: url)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        await camera.stop()
+        let (stats, error) = await rec.stopAndWait()
+        #expect(error != nil, "the source went away")
+        #expect(stats.frames > 20)
+        let decoded = try #require(decodedFrameCount(url), "fragmented MP4 decodes")
+        #expect(decoded >= 20, "decoded \(decoded) of \(stats.frames)")
+    }
+
+    @Test("a recording process killed with SIGKILL leaves a file that decodes up to its last second")
+    func sigkill() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let binary = [".build/debug/camhal", ".build/release/camhal"].map { root.appendingPathComponent($0) }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        let camhal = try #require(binary, "camhal binary not built under \(root.path)/.build")
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("killed.mkv")
+        let p = Process()
+        p.executableURL = camhal
+        p.arguments = ["record", "-o", url.path, "--duration", "60", "--backend", "virtual"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait for the "recording ..." line: frames flow from then on.
+        var seen = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !seen.contains("recording "), Date() < deadline {
+            seen += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        #expect(seen.contains("recording "), "child output: \(seen)")
+        let startedAt = Date()
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        kill(p.processIdentifier, SIGKILL)
+        let elapsed = Date().timeIntervalSince(startedAt)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal)
+        let decoded = try #require(decodedFrameCount(url), "killed file decodes")
+        // 30 fps virtual camera: every frame up to the last second must be there.
+        let expected = Int((elapsed - 1) * 30)
+        #expect(decoded >= expected, "decoded \(decoded), expected at least \(expected) after \(elapsed) s")
+        let discover = sh("gst-discoverer-1.0 '\(url.path)'")
+        #expect(discover.1.contains("H.264"), "\(discover.1)")
+    }
+}

@@ -1,0 +1,24 @@
+import CamHAL
+import CamHALConformance
+import CamHALVirtual
+import Testing
+
+/// The whole conformance suite against both virtual devices, each on its own backend instance so
+/// the two runs cannot see each other's sessions. Every check must pass (OK or OK (not supported));
+/// the virtual camera injects every fault, so nothing may be skipped either.
+@Suite("Conformance: virtual backend")
+struct VirtualConformanceTests {
+    @Test(arguments: ["virtual-back", "virtual-front"])
+    func suitePasses(deviceID: String) async throws {
+        let backend = VirtualBackend()
+        let device = try backend.device(id: deviceID)
+        let lines = Locked([String]())
+        let summary = await ConformanceSuite.run(backend: backend, device: device, timeScale: 2) { line in
+            lines.withLock { $0.append(line) }
+        }
+        for line in lines.value where line.contains("FAIL") || line.contains("SKIP") { Issue.record("\(deviceID): \(line)") }
+        #expect(summary.failed == 0 && summary.skipped == 0)
+        #expect(summary.passed == ConformanceSuite.checks.count)
+        #expect(summary.passed >= 40)
+    }
+}
