@@ -101,7 +101,11 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         }()
         let format = StreamFormat(pixelFormat: chosen.pixelFormat, width: chosen.size.width, height: chosen.size.height, frameRate: rate)
         let pipeline = try buildPipeline(origin, deviceID: id, format: format)
-        return try GStreamerBinding(pipeline: pipeline, deviceID: id, format: format, sink: sink)
+        // Device sources bring their own bounded pools (V4L2 and libcamera buffers); the test source,
+        // decoders and descriptions get one from the appsink so held frames cannot grow memory (R2).
+        return try GStreamerBinding(
+            pipeline: pipeline, deviceID: id, format: format, sink: sink,
+            poolLimit: origin.isDevice ? nil : maxBuffers + 5)
     }
 
     enum Origin {

@@ -24,7 +24,9 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     private(set) var isLive = false
 
     /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
-    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink) throws(CameraError) {
+    /// - Parameter poolLimit: when set, the appsink answers allocation queries with a pool of at
+    ///   most this many buffers (for sources that would otherwise allocate without bound).
+    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil) throws(CameraError) {
         self.pipeline = pipeline
         self.deviceID = deviceID
         self.format = format
@@ -36,6 +38,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }
         appsink = camhal_gst_app_sink(sinkElement)
         crop = CropControl(element: cropElement)
+        if let poolLimit, let pad = gst_element_get_static_pad(sinkElement, "sink") {
+            _ = camhal_gst_bound_allocation(pad, guint(poolLimit))
+            gst_object_unref(UnsafeMutableRawPointer(pad))
+        }
         let change = gst_element_set_state(pipeline, GST_STATE_PLAYING)
         // A live source (a camera, `is-live=true`) must never wait for the app: the appsink drops
         // the oldest sample when full. A non-live one (a file, an unpaced test description) is

@@ -163,4 +163,30 @@ static inline GstMessageType camhal_gst_message_types_devices(void) {
     return (GstMessageType)(GST_MESSAGE_DEVICE_ADDED | GST_MESSAGE_DEVICE_REMOVED);
 }
 
+
+/// Answers ALLOCATION queries reaching `pad` (an appsink's sink pad) with a video buffer pool of
+/// at most `max` buffers, so a source that would allocate without bound (videotestsrc, decoders)
+/// waits for released frames instead: frame memory stays bounded whatever the consumer holds.
+static inline GstPadProbeReturn camhal_gst_allocation_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstQuery *q = GST_PAD_PROBE_INFO_QUERY(info);
+    if (!q || GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+    GstCaps *caps = NULL;
+    gboolean need_pool = FALSE;
+    gst_query_parse_allocation(q, &caps, &need_pool);
+    GstVideoInfo vinfo;
+    if (!caps || !gst_video_info_from_caps(&vinfo, caps)) return GST_PAD_PROBE_OK;
+    guint max = GPOINTER_TO_UINT(data);
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&vinfo), 2, max);
+    gst_buffer_pool_set_config(pool, config);
+    gst_query_add_allocation_pool(q, pool, (guint)GST_VIDEO_INFO_SIZE(&vinfo), 2, max);
+    gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, NULL);
+    gst_object_unref(pool);
+    return GST_PAD_PROBE_HANDLED;
+}
+static inline gulong camhal_gst_bound_allocation(GstPad *pad, guint max) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, camhal_gst_allocation_probe_cb, GUINT_TO_POINTER(max), NULL);
+}
+
 #endif
