@@ -45,7 +45,7 @@ let package = Package(
             path: "Tests/CamHALTests"),
         .testTarget(
             name: "GStreamerTests",
-            dependencies: ["CamHAL", "CamHALGStreamer"],
+            dependencies: ["CamHAL", "CamHALGStreamer", "CamHALConformance"],
             path: "Tests/GStreamerTests"),
         .testTarget(
             name: "ConformanceTests",
