@@ -105,7 +105,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         // decoders and descriptions get one from the appsink so held frames cannot grow memory (R2).
         return try GStreamerBinding(
             pipeline: pipeline, deviceID: id, format: format, sink: sink,
-            poolLimit: origin.isDevice ? nil : maxBuffers + 5)
+            poolLimit: origin.isDevice ? nil : maxBuffers + 5, maxOutstanding: maxBuffers + 5)
     }
 
     enum Origin {
@@ -154,6 +154,15 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
                 return p
             }
         case .device(let d):
+            var sourceCaps = sourceCaps
+            if d.descriptor.details["gst.provider"] == "libcameraprovider" {
+                // libcamera adjusts sizes to its pipeline's alignment (vimc: 640x480 → 636x480)
+                // and libcamerasrc then fails with not-negotiated on an exact size: offer a small
+                // range below the size; videoscale brings the result back to it.
+                let w = format.width, h = format.height
+                sourceCaps = GStreamerFormats.capsString(pixel: format.pixelFormat, size: nil, frameRate: format.frameRate)
+                    + ",width=(int)[ \(max(1, w - 16)), \(w) ],height=(int)[ \(max(1, h - 16)), \(h) ]"
+            }
             guard let element = gst_device_create_element(camhal_gst_device(d.device.raw), "camhal_src") else {
                 throw .configurationFailed("GStreamer could not create a source element for \(deviceID)")
             }

@@ -20,17 +20,23 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     private let stopping = Locked(false)
     private let closed = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Frames delivered and not yet released by the app, and the most it may hold: beyond it new
+    /// samples are dropped (a V4L2 pool running low copies frames into fresh memory, so the bound
+    /// must be ours) (R2).
+    private let outstanding = Locked(0)
+    private let maxOutstanding: Int
     /// Whether the source is live (a camera) rather than a file or an unpaced test source.
     private(set) var isLive = false
 
     /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
     /// - Parameter poolLimit: when set, the appsink answers allocation queries with a pool of at
     ///   most this many buffers (for sources that would otherwise allocate without bound).
-    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil) throws(CameraError) {
+    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8) throws(CameraError) {
         self.pipeline = pipeline
         self.deviceID = deviceID
         self.format = format
         self.sink = sink
+        self.maxOutstanding = max(2, maxOutstanding)
         guard let sinkElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_sink"),
               let cropElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_crop") else {
             gst_object_unref(pipeline)
@@ -119,12 +125,24 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
 
     /// Wraps a sample in a zero-copy frame and hands it to the core.
     private func deliver(_ sample: OpaquePointer, sequence: UInt64, cache: inout CapsCache) {
+        let admitted = outstanding.withLock { n -> Bool in
+            guard n < maxOutstanding else { return false }
+            n += 1
+            return true
+        }
+        guard admitted else {
+            gst_sample_unref(sample)  // the app holds every frame it may: drop, as a sensor would
+            return
+        }
+        let outstanding = self.outstanding
         guard let buffer = gst_sample_get_buffer(sample), cache.update(gst_sample_get_caps(sample)) else {
+            outstanding.withLock { $0 -= 1 }
             gst_sample_unref(sample)
             return
         }
         let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
         guard gst_video_frame_map(mapped, &cache.info, buffer, GST_MAP_READ) != 0 else {
+            outstanding.withLock { $0 -= 1 }
             mapped.deallocate()
             gst_sample_unref(sample)
             return
@@ -151,7 +169,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             width: Int(camhal_gst_video_frame_width(mapped)), height: Int(camhal_gst_video_frame_height(mapped)),
             planes: planes, sequence: sequence, timestamp: timestamp,
             sensorCrop: crop.cropApplied(pts: pts),
-            onRelease: { held.release() })
+            onRelease: {
+                held.release()
+                outstanding.withLock { $0 -= 1 }
+            })
         sink.deliver(frame)
     }
 
