@@ -240,4 +240,16 @@ struct GStreamerBackendTests {
         #expect(state.error?.code == "streamFailed" || state.error?.code == "configurationFailed", "\(String(describing: state.error))")
         await failing.stop()
     }
+
+    @Test func deviceWatchStartsAndCancelsPromptly() throws {
+        // No hot-plug on this machine: the watch must start, report nothing for devices already
+        // present, and stop within its 200 ms polling slice.
+        let events = Locked([DeviceEvent]())
+        let watch = try #require(backend.watchDevices { e in events.withLock { $0.append(e) } })
+        Thread.sleep(forTimeInterval: 0.5)
+        let t0 = Date()
+        watch.cancel()
+        #expect(Date().timeIntervalSince(t0) < 1)
+        #expect(events.value.isEmpty, "\(events.value)")
+    }
 }
