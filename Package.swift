@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CamHAL", targets: ["CamHAL"]),
         .library(name: "CamHALVirtual", targets: ["CamHALVirtual"]),
         .library(name: "CamHALLibCamera", targets: ["CamHALLibCamera"]),
+        .library(name: "CamHALGStreamer", targets: ["CamHALGStreamer"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
         .library(name: "CamHALV4L2", targets: ["CamHALV4L2"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
@@ -28,9 +29,11 @@ let package = Package(
             providers: [.apt(["libcamera-dev"])]),
         .target(name: "CamHALLibcameraShim", dependencies: ["CLibcamera"], path: "Backends/LibCamera/Shim"),
         .target(name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALLibcameraShim"], path: "Backends/LibCamera/Swift"),
+        // GStreamer backend: device providers, test/network/file sources, appsink frames.
+        .target(name: "CamHALGStreamer", dependencies: ["CamHAL", "CGStreamer"], path: "Backends/GStreamer"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera", "CamHALGStreamer"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
         // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
@@ -46,7 +49,7 @@ let package = Package(
             path: "Sources/CamHALMedia"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG"],
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG", "CamHALGStreamer"],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",
@@ -56,6 +59,10 @@ let package = Package(
             name: "V4L2Tests",
             dependencies: ["CamHAL", "CamHALV4L2", "CV4L2"],
             path: "Tests/V4L2Tests"),
+        .testTarget(
+            name: "GStreamerTests",
+            dependencies: ["CamHAL", "CamHALGStreamer", "CamHALConformance"],
+            path: "Tests/GStreamerTests"),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],

@@ -46,4 +46,154 @@ static inline guint64 camhal_gst_get_uint64(gpointer object, const char *name) {
     return value;
 }
 
+// --- GStreamer backend helpers (append-only) ---
+
+/// gst_init_check once; returns NULL on success or a newly allocated message (g_free it).
+static inline char *camhal_gst_init_check(void) {
+    GError *err = NULL;
+    if (gst_init_check(NULL, NULL, &err)) return NULL;
+    char *msg = g_strdup(err && err->message ? err->message : "gst_init_check failed");
+    if (err) g_error_free(err);
+    return msg;
+}
+static inline gboolean camhal_gst_is_bin(gpointer p) { return GST_IS_BIN(p); }
+static inline GstPipeline *camhal_gst_pipeline(gpointer p) { return GST_PIPELINE(p); }
+static inline GstAppSink *camhal_gst_app_sink(gpointer p) { return GST_APP_SINK(p); }
+static inline GstObject *camhal_gst_object(gpointer p) { return GST_OBJECT(p); }
+/// The factory name of an element ("videotestsrc"), or NULL.
+static inline const char *camhal_gst_element_factory_name(GstElement *e) {
+    GstElementFactory *f = gst_element_get_factory(e);
+    return f ? GST_OBJECT_NAME(f) : NULL;
+}
+/// The klass metadata of an element ("Source/Video"), or NULL.
+static inline const char *camhal_gst_element_klass(GstElement *e) {
+    GstElementFactory *f = gst_element_get_factory(e);
+    return f ? gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_KLASS) : NULL;
+}
+static inline const char *camhal_gst_object_name(gpointer o) { return GST_OBJECT_NAME(o); }
+/// Every element inside `bin`, recursively, each with a reference (free with g_list_free_full(l, gst_object_unref)).
+static inline GList *camhal_gst_bin_elements(GstBin *bin) {
+    GList *out = NULL;
+    GstIterator *it = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    gboolean done = FALSE;
+    while (!done) {
+        switch (gst_iterator_next(it, &item)) {
+        case GST_ITERATOR_OK:
+            out = g_list_prepend(out, gst_object_ref(g_value_get_object(&item)));
+            g_value_reset(&item);
+            break;
+        case GST_ITERATOR_RESYNC:
+            g_list_free_full(out, gst_object_unref); out = NULL;
+            gst_iterator_resync(it);
+            break;
+        default: done = TRUE; break;
+        }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(it);
+    return out;
+}
+/// Parses a gst-launch fragment into a bin; NULL plus a g_malloc'ed message on failure.
+static inline GstElement *camhal_gst_parse_bin(const char *description, gboolean ghost, char **error) {
+    GError *err = NULL;
+    GstElement *bin = gst_parse_bin_from_description_full(description, ghost, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &err);
+    if (err) {
+        if (error) *error = g_strdup(err->message);
+        g_error_free(err);
+        if (bin) gst_object_unref(bin);
+        return NULL;
+    }
+    if (error) *error = NULL;
+    return bin;
+}
+/// Parses a whole gst-launch pipeline; NULL plus a g_malloc'ed message on failure.
+static inline GstElement *camhal_gst_parse_launch(const char *description, char **error) {
+    GError *err = NULL;
+    GstElement *p = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &err);
+    if (err) {
+        if (error) *error = g_strdup(err->message);
+        g_error_free(err);
+        if (p) gst_object_unref(p);
+        return NULL;
+    }
+    if (error) *error = NULL;
+    return p;
+}
+/// Error/warning message text and debug string (both g_malloc'ed, may be NULL), domain and code.
+static inline void camhal_gst_message_parse_error(GstMessage *m, char **text, char **debug, int *isResourceError, int *code) {
+    GError *err = NULL;
+    gchar *dbg = NULL;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) gst_message_parse_error(m, &err, &dbg);
+    else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING) gst_message_parse_warning(m, &err, &dbg);
+    *text = err ? g_strdup(err->message) : NULL;
+    *debug = dbg;
+    *isResourceError = err ? (err->domain == GST_RESOURCE_ERROR) : 0;
+    *code = err ? err->code : 0;
+    if (err) g_error_free(err);
+}
+static inline GstBuffer *camhal_gst_pad_probe_info_buffer(GstPadProbeInfo *info) { return GST_PAD_PROBE_INFO_BUFFER(info); }
+/// Kind of a GValue inside caps: 1 int, 2 int range, 3 list, 4 fraction, 5 fraction range, 6 string, 0 other.
+static inline int camhal_gst_value_kind(const GValue *v) {
+    if (!v) return 0;
+    if (G_VALUE_HOLDS_INT(v)) return 1;
+    if (GST_VALUE_HOLDS_INT_RANGE(v)) return 2;
+    if (GST_VALUE_HOLDS_LIST(v)) return 3;
+    if (GST_VALUE_HOLDS_FRACTION(v)) return 4;
+    if (GST_VALUE_HOLDS_FRACTION_RANGE(v)) return 5;
+    if (G_VALUE_HOLDS_STRING(v)) return 6;
+    return 0;
+}
+/// Length in bytes of plane `p` of a mapped video frame.
+static inline gsize camhal_gst_video_frame_plane_length(GstVideoFrame *f, guint p) {
+    gint comp[GST_VIDEO_MAX_COMPONENTS];
+    gst_video_format_info_component(f->info.finfo, p, comp);
+    return (gsize)GST_VIDEO_FRAME_PLANE_STRIDE(f, p) * (gsize)GST_VIDEO_FRAME_COMP_HEIGHT(f, comp[0]);
+}
+static inline const void *camhal_gst_video_frame_plane_data(GstVideoFrame *f, guint p) { return GST_VIDEO_FRAME_PLANE_DATA(f, p); }
+static inline gint camhal_gst_video_frame_plane_stride(GstVideoFrame *f, guint p) { return GST_VIDEO_FRAME_PLANE_STRIDE(f, p); }
+static inline guint camhal_gst_video_frame_n_planes(GstVideoFrame *f) { return GST_VIDEO_FRAME_N_PLANES(f); }
+static inline gint camhal_gst_video_frame_width(GstVideoFrame *f) { return GST_VIDEO_FRAME_WIDTH(f); }
+static inline gint camhal_gst_video_frame_height(GstVideoFrame *f) { return GST_VIDEO_FRAME_HEIGHT(f); }
+static inline const char *camhal_gst_video_frame_format(GstVideoFrame *f) { return GST_VIDEO_FRAME_FORMAT(f) == GST_VIDEO_FORMAT_UNKNOWN ? NULL : gst_video_format_to_string(GST_VIDEO_FRAME_FORMAT(f)); }
+static inline void camhal_gst_set_crop(GstElement *crop, gint left, gint right, gint top, gint bottom) {
+    g_object_set(G_OBJECT(crop), "left", left, "right", right, "top", top, "bottom", bottom, NULL);
+}
+static inline GstDevice *camhal_gst_device(gpointer p) { return GST_DEVICE(p); }
+static inline GstMessage *camhal_gst_bus_pop(GstBus *bus, GstClockTime timeout, GstMessageType types) {
+    return gst_bus_timed_pop_filtered(bus, timeout, types);
+}
+static inline GstMessageType camhal_gst_message_types_stream(void) {
+    return (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_WARNING);
+}
+static inline GstMessageType camhal_gst_message_types_devices(void) {
+    return (GstMessageType)(GST_MESSAGE_DEVICE_ADDED | GST_MESSAGE_DEVICE_REMOVED);
+}
+
+
+/// Answers ALLOCATION queries reaching `pad` (an appsink's sink pad) with a video buffer pool of
+/// at most `max` buffers, so a source that would allocate without bound (videotestsrc, decoders)
+/// waits for released frames instead: frame memory stays bounded whatever the consumer holds.
+static inline GstPadProbeReturn camhal_gst_allocation_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstQuery *q = GST_PAD_PROBE_INFO_QUERY(info);
+    if (!q || GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+    GstCaps *caps = NULL;
+    gboolean need_pool = FALSE;
+    gst_query_parse_allocation(q, &caps, &need_pool);
+    GstVideoInfo vinfo;
+    if (!caps || !gst_video_info_from_caps(&vinfo, caps)) return GST_PAD_PROBE_OK;
+    guint max = GPOINTER_TO_UINT(data);
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&vinfo), 2, max);
+    gst_buffer_pool_set_config(pool, config);
+    gst_query_add_allocation_pool(q, pool, (guint)GST_VIDEO_INFO_SIZE(&vinfo), 2, max);
+    gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, NULL);
+    gst_object_unref(pool);
+    return GST_PAD_PROBE_HANDLED;
+}
+static inline gulong camhal_gst_bound_allocation(GstPad *pad, guint max) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, camhal_gst_allocation_probe_cb, GUINT_TO_POINTER(max), NULL);
+}
+
 #endif

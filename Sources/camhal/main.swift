@@ -12,6 +12,7 @@ let verbs: [Verb] = [
     BenchCommand.verb,
     BenchMediaCommand.verb,
     BenchLibcameraCommand.verb,
+    GStreamerBenchCommand.verb,
 ]
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))

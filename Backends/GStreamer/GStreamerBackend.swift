@@ -1,0 +1,193 @@
+import CGStreamer
+import CamHAL
+import Foundation
+
+/// CamHAL over GStreamer 1.x: the backend that works on any Linux machine, camera or not.
+///
+/// Devices:
+/// - `videotestsrc`: always present, a virtual test camera (SMPTE bars, live at 30 fps).
+/// - every `Video/Source` device of the v4l2, libcamera and PipeWire device providers, each
+///   provider asked separately so none hides another (`v4l2:/dev/video0`, `libcamera:<id>`).
+/// - sources that are not devices, added by the app: `rtsp://`/`file://` URIs and gst-launch
+///   style source descriptions (`GStreamerSource`), listed as `uri:...` and `launch:...`.
+///
+/// Zoom is real on every source: a live `videocrop` + `videoscale` stage in the pipeline
+/// (`ZoomMethod.sensorCrop`, `ZoomApplication.device`). No torch; fixed focus.
+public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
+    static let backendIdentifier = "gstreamer"
+    /// The process-wide instance the CLI and the default registry use.
+    public static let shared = GStreamerBackend()
+
+    public let identifier = GStreamerBackend.backendIdentifier
+    /// How many samples the appsink queues before dropping the oldest.
+    public let maxBuffers: Int
+
+    private let extra = Locked([GStreamerSource]())
+    private let probed = Locked([String: ProbedDevice]())
+    private let includeTestSource: Bool
+
+    /// - Parameters:
+    ///   - extraSources: URIs and source descriptions to list next to the devices.
+    ///   - includeTestSource: whether `videotestsrc` is listed (true by default).
+    ///   - maxBuffers: appsink queue bound (2–4 is sensible).
+    public init(extraSources: [GStreamerSource] = [], includeTestSource: Bool = true, maxBuffers: Int = 3) {
+        self.includeTestSource = includeTestSource
+        self.maxBuffers = max(1, maxBuffers)
+        extra.set(extraSources)
+    }
+
+    /// Adds a source (a URI or a description) and returns its descriptor.
+    @discardableResult
+    public func add(_ source: GStreamerSource) -> DeviceDescriptor {
+        extra.withLock { list in if !list.contains(source) { list.append(source) } }
+        return source.descriptor
+    }
+
+    /// Checks a gst-launch style source description (see `GStreamerSource.description`), adds it
+    /// and returns its descriptor. Throws `CameraError.invalidArgument` naming a refused element
+    /// or the parse error.
+    @discardableResult
+    public func source(description: String, allowPipeline: Bool = false) throws(CameraError) -> DeviceDescriptor {
+        add(try GStreamerSource.description(description, allowPipeline: allowPipeline))
+    }
+
+    /// Adds an `rtsp://` or `file://` source and returns its descriptor.
+    @discardableResult
+    public func source(uri: String) throws(CameraError) -> DeviceDescriptor {
+        add(try GStreamerSource.uri(uri))
+    }
+
+    public func availability() -> BackendAvailability {
+        if let why = GStreamerRuntime.start() { return .unavailable(reason: why) }
+        return .available
+    }
+
+    public func devices() throws(CameraError) -> [DeviceDescriptor] {
+        if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
+        var out: [DeviceDescriptor] = []
+        if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") { out.append(GStreamerDevices.testDescriptor) }
+        let found = GStreamerDevices.probe()
+        probed.set(Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }))
+        out += found.map(\.descriptor)
+        out += extra.value.map(\.descriptor)
+        return out
+    }
+
+    public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
+        let id = request.device.id
+        // The source comes from what this backend listed, never from the descriptor's details:
+        // a forged descriptor cannot smuggle a pipeline in.
+        let origin: Origin
+        if id == GStreamerDevices.testSourceID, includeTestSource {
+            origin = .test
+        } else if let s = extra.value.first(where: { $0.deviceID == id }) {
+            origin = .source(s)
+        } else if let d = probed.value[id] ?? { _ = try? devices(); return probed.value[id] }() {
+            origin = .device(d)
+        } else {
+            throw .unknownDevice(id: id, backend: identifier)
+        }
+        let listed: [FormatDescription] = origin.isDevice ? request.device.formats : (request.device.formats.isEmpty ? GStreamerDevices.testDescriptor.formats : request.device.formats)
+        guard let chosen = request.stream.choose(from: listed) else {
+            throw .configurationFailed("no format of \(id) matches \(request.stream)")
+        }
+        let rate: Double = {
+            guard !chosen.frameRates.isEmpty else { return 0 }
+            if let want = request.stream.frameRate {
+                return chosen.frameRates.min { abs($0 - want) < abs($1 - want) } ?? chosen.frameRates[0]
+            }
+            return chosen.frameRates[0]
+        }()
+        let format = StreamFormat(pixelFormat: chosen.pixelFormat, width: chosen.size.width, height: chosen.size.height, frameRate: rate)
+        let pipeline = try buildPipeline(origin, deviceID: id, format: format)
+        // Device sources bring their own bounded pools (V4L2 and libcamera buffers); the test source,
+        // decoders and descriptions get one from the appsink so held frames cannot grow memory (R2).
+        return try GStreamerBinding(
+            pipeline: pipeline, deviceID: id, format: format, sink: sink,
+            poolLimit: origin.isDevice ? nil : maxBuffers + 5, maxOutstanding: maxBuffers + 5)
+    }
+
+    enum Origin {
+        case test
+        case device(ProbedDevice)
+        case source(GStreamerSource)
+        var isDevice: Bool { if case .device = self { return true } else { return false } }
+    }
+
+    /// CamHAL's stages after the source: crop, scale back, convert, pin the caps, appsink.
+    func tail(format: StreamFormat, sourceCaps: String?, sync: Bool) -> String {
+        let final = GStreamerFormats.capsString(pixel: format.pixelFormat, size: format.size, frameRate: nil)
+        var s = ""
+        if let sourceCaps { s += "capsfilter name=camhal_srccaps caps=\"\(sourceCaps)\" ! " } else { s += "videoconvert ! " }
+        s += "videocrop name=camhal_crop ! videoscale add-borders=false ! videoconvert ! "
+        s += "capsfilter name=camhal_caps caps=\"\(final),pixel-aspect-ratio=1/1\" ! "
+        s += "appsink name=camhal_sink sync=\(sync) max-buffers=\(maxBuffers) drop=false enable-last-sample=false"
+        return s
+    }
+
+    func buildPipeline(_ origin: Origin, deviceID: String, format: StreamFormat) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
+        let sourceCaps = GStreamerFormats.capsString(pixel: format.pixelFormat, size: format.size, frameRate: format.frameRate)
+        func parse(_ text: String) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
+            var error: UnsafeMutablePointer<CChar>?
+            guard let p = camhal_gst_parse_launch(text, &error) else {
+                throw .configurationFailed("GStreamer could not build the pipeline of \(deviceID): \(takeGString(error) ?? "unknown error")")
+            }
+            if g_object_is_floating(p) != 0 { _ = gst_object_ref_sink(p) }
+            return p
+        }
+        switch origin {
+        case .test:
+            return try parse("videotestsrc name=camhal_src is-live=true ! " + tail(format: format, sourceCaps: sourceCaps, sync: false))
+        case .source(let s):
+            switch s.kind {
+            case .description(let d, _):
+                return try parse(d + " ! " + tail(format: format, sourceCaps: nil, sync: false))
+            case .uri(let uri):
+                // A file plays at its own rate (sync=true); a network camera is live already.
+                let isFile = uri.lowercased().hasPrefix("file:")
+                let p = try parse("uridecodebin name=camhal_src ! " + tail(format: format, sourceCaps: nil, sync: isFile))
+                if let src = gst_bin_get_by_name(camhal_gst_bin(p), "camhal_src") {
+                    camhal_gst_set(src, "uri", uri)
+                    gst_object_unref(UnsafeMutableRawPointer(src))
+                }
+                return p
+            }
+        case .device(let d):
+            var sourceCaps = sourceCaps
+            if d.descriptor.details["gst.provider"] == "libcameraprovider" {
+                // libcamera adjusts sizes to its pipeline's alignment (vimc: 640x480 → 636x480)
+                // and libcamerasrc then fails with not-negotiated on an exact size: offer a small
+                // range below the size; videoscale brings the result back to it.
+                let w = format.width, h = format.height
+                sourceCaps = GStreamerFormats.capsString(pixel: format.pixelFormat, size: nil, frameRate: format.frameRate)
+                    + ",width=(int)[ \(max(1, w - 16)), \(w) ],height=(int)[ \(max(1, h - 16)), \(h) ]"
+            }
+            guard let element = gst_device_create_element(camhal_gst_device(d.device.raw), "camhal_src") else {
+                throw .configurationFailed("GStreamer could not create a source element for \(deviceID)")
+            }
+            let pipeline = try parse(tail(format: format, sourceCaps: sourceCaps, sync: false))
+            let bin = camhal_gst_bin(pipeline)
+            _ = gst_bin_add(bin, element)
+            guard let first = gst_bin_get_by_name(bin, "camhal_srccaps") else {
+                gst_object_unref(UnsafeMutableRawPointer(pipeline))
+                throw .configurationFailed("pipeline for \(deviceID) lacks its source caps stage")
+            }
+            defer { gst_object_unref(UnsafeMutableRawPointer(first)) }
+            guard gst_element_link(element, first) != 0 else {
+                gst_object_unref(UnsafeMutableRawPointer(pipeline))
+                throw .configurationFailed("could not link the source of \(deviceID) to \(sourceCaps)")
+            }
+            return pipeline
+        }
+    }
+
+    public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {
+        guard GStreamerRuntime.start() == nil else { return nil }
+        return GStreamerDeviceWatch(backend: self, handler: handler)
+    }
+
+    /// Records a device a watch saw appear, so it can be bound without a new listing.
+    func remember(_ device: ProbedDevice) { probed.withLock { $0[device.descriptor.id] = device } }
+    func forget(id: String) { _ = probed.withLock { $0.removeValue(forKey: id) } }
+}

@@ -1,0 +1,342 @@
+import CGStreamer
+import CamHAL
+import Foundation
+
+/// One streaming GStreamer pipeline:
+/// `<source> [! capsfilter] ! videocrop ! videoscale ! videoconvert ! capsfilter ! appsink`.
+///
+/// A dedicated thread pulls samples from the appsink (`sync=false`, bounded `max-buffers`,
+/// `drop=true`) and polls the bus; each sample is mapped zero-copy into a `Frame` that unmaps and
+/// unrefs it when released. Zoom is a live crop: a buffer probe in front of `videocrop` updates its
+/// margins between two buffers and remembers which crop each buffer got, so `Frame.sensorCrop` is
+/// exact; `videoscale` brings the crop back to the negotiated size.
+final class GStreamerBinding: DriverBinding, @unchecked Sendable {
+    let format: StreamFormat
+    let deviceID: String
+    private let sink: DriverSink
+    private let pipeline: UnsafeMutablePointer<GstElement>
+    private let appsink: UnsafeMutablePointer<GstAppSink>
+    private let crop: CropControl
+    private let stopping = Locked(false)
+    private let closed = Locked(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Frames delivered and not yet released by the app, and the most it may hold: beyond it new
+    /// samples are dropped (a V4L2 pool running low copies frames into fresh memory, so the bound
+    /// must be ours) (R2).
+    private let outstanding = Locked(0)
+    private let maxOutstanding: Int
+    /// Whether the source is live (a camera) rather than a file or an unpaced test source.
+    private(set) var isLive = false
+
+    /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
+    /// - Parameter poolLimit: when set, the appsink answers allocation queries with a pool of at
+    ///   most this many buffers (for sources that would otherwise allocate without bound).
+    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8) throws(CameraError) {
+        self.pipeline = pipeline
+        self.deviceID = deviceID
+        self.format = format
+        self.sink = sink
+        self.maxOutstanding = max(2, maxOutstanding)
+        guard let sinkElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_sink"),
+              let cropElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_crop") else {
+            gst_object_unref(pipeline)
+            throw .configurationFailed("pipeline for \(deviceID) lacks CamHAL's crop or appsink stage")
+        }
+        appsink = camhal_gst_app_sink(sinkElement)
+        crop = CropControl(element: cropElement)
+        if let poolLimit, let pad = gst_element_get_static_pad(sinkElement, "sink") {
+            _ = camhal_gst_bound_allocation(pad, guint(poolLimit))
+            gst_object_unref(UnsafeMutableRawPointer(pad))
+        }
+        let change = gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        // A live source (a camera, `is-live=true`) must never wait for the app: the appsink drops
+        // the oldest sample when full. A non-live one (a file, an unpaced test description) is
+        // back-pressured instead, so it loses no frame.
+        isLive = change == GST_STATE_CHANGE_NO_PREROLL
+        camhal_gst_set_bool(sinkElement, "drop", isLive ? 1 : 0)
+        if change == GST_STATE_CHANGE_FAILURE {
+            let error = Self.pendingError(pipeline, deviceID: deviceID)
+            _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+            crop.detach()
+            gst_object_unref(UnsafeMutableRawPointer(sinkElement))
+            gst_object_unref(pipeline)
+            throw error ?? .configurationFailed("GStreamer could not start the pipeline of \(deviceID)")
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "camhal.gstreamer.\(deviceID)"
+        thread.start()
+    }
+
+    deinit { close() }
+
+    // MARK: Streaming thread
+
+    private func run() {
+        defer { finished.signal() }
+        let bus = gst_element_get_bus(pipeline)
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        var sequence: UInt64 = 0
+        var ended = false
+        var cache = CapsCache()
+        while !stopping.value {
+            if !ended, let sample = gst_app_sink_try_pull_sample(appsink, 100_000_000) {
+                sequence += 1
+                deliver(sample, sequence: sequence, cache: &cache)
+            } else if ended || gst_app_sink_is_eos(appsink) != 0 {
+                usleep(50_000)  // after EOS or a failure the sink returns at once: do not spin
+            }
+            while let message = gst_bus_pop_filtered(bus, camhal_gst_message_types_stream()) {
+                defer { gst_message_unref(message) }
+                if stopping.value || ended { continue }
+                switch camhal_gst_message_type(message) {
+                case GST_MESSAGE_EOS:
+                    ended = true
+                    sink.report(.endOfStream)
+                case GST_MESSAGE_ERROR:
+                    ended = true
+                    sink.report(.failed(Self.error(from: message, deviceID: deviceID)))
+                default:
+                    break
+                }
+            }
+        }
+        cache.clear()
+    }
+
+    /// The video info of the last caps seen (caps rarely change, parsing them per frame costs).
+    struct CapsCache {
+        var caps: UnsafeMutablePointer<GstCaps>?
+        var info = GstVideoInfo()
+        var pixel: PixelFormat?
+        mutating func update(_ c: UnsafeMutablePointer<GstCaps>?) -> Bool {
+            guard let c else { return caps != nil }
+            if c == caps { return true }
+            clear()
+            guard gst_video_info_from_caps(&info, c) != 0 else { return false }
+            caps = gst_caps_ref(c)
+            pixel = GStreamerFormats.pixelFormat(gstName: String(cString: gst_video_format_to_string(info.finfo.pointee.format)))
+            return true
+        }
+        mutating func clear() {
+            if let caps { gst_caps_unref(caps) }
+            caps = nil
+        }
+    }
+
+    /// Wraps a sample in a zero-copy frame and hands it to the core.
+    private func deliver(_ sample: OpaquePointer, sequence: UInt64, cache: inout CapsCache) {
+        let admitted = outstanding.withLock { n -> Bool in
+            guard n < maxOutstanding else { return false }
+            n += 1
+            return true
+        }
+        guard admitted else {
+            gst_sample_unref(sample)  // the app holds every frame it may: drop, as a sensor would
+            return
+        }
+        let outstanding = self.outstanding
+        guard let buffer = gst_sample_get_buffer(sample), cache.update(gst_sample_get_caps(sample)) else {
+            outstanding.withLock { $0 -= 1 }
+            gst_sample_unref(sample)
+            return
+        }
+        let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
+        guard gst_video_frame_map(mapped, &cache.info, buffer, GST_MAP_READ) != 0 else {
+            outstanding.withLock { $0 -= 1 }
+            mapped.deallocate()
+            gst_sample_unref(sample)
+            return
+        }
+        let planeCount = Int(camhal_gst_video_frame_n_planes(mapped))
+        var planes: [FramePlane] = []
+        planes.reserveCapacity(planeCount)
+        for p in 0..<planeCount {
+            guard let data = camhal_gst_video_frame_plane_data(mapped, guint(p)) else { continue }
+            planes.append(FramePlane(
+                baseAddress: data, length: Int(camhal_gst_video_frame_plane_length(mapped, guint(p))),
+                bytesPerRow: Int(camhal_gst_video_frame_plane_stride(mapped, guint(p)))))
+        }
+        let pts = camhal_gst_buffer_pts(buffer)
+        let timestamp: Double
+        if pts != camhal_gst_clock_time_none() {
+            timestamp = Double(gst_element_get_base_time(pipeline) &+ pts) / 1e9
+        } else {
+            timestamp = ProcessInfo.processInfo.systemUptime
+        }
+        let held = HeldSample(sample: sample, frame: mapped)
+        let frame = Frame(
+            format: cache.pixel ?? format.pixelFormat,
+            width: Int(camhal_gst_video_frame_width(mapped)), height: Int(camhal_gst_video_frame_height(mapped)),
+            planes: planes, sequence: sequence, timestamp: timestamp,
+            sensorCrop: crop.cropApplied(pts: pts),
+            onRelease: {
+                held.release()
+                outstanding.withLock { $0 -= 1 }
+            })
+        sink.deliver(frame)
+    }
+
+    // MARK: Controls
+
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication {
+        let f = factor.isFinite ? min(max(1, factor), ZoomMath.cap) : 1
+        crop.request(factor: f)
+        return .device(factor: f)
+    }
+
+    func applyTorch(_ on: Bool) -> Bool { false }
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+
+    /// Stops the pipeline (state NULL, synchronous), joins the pulling thread and drops the
+    /// pipeline. Frames the app still holds keep their own buffer references.
+    func close() {
+        guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+        stopping.set(true)
+        _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+        finished.wait()
+        crop.detach()
+        gst_object_unref(UnsafeMutableRawPointer(appsink))
+        gst_object_unref(pipeline)
+    }
+
+    // MARK: Errors
+
+    /// The first error waiting on the pipeline's bus, as a CameraError.
+    static func pendingError(_ pipeline: UnsafeMutablePointer<GstElement>, deviceID: String) -> CameraError? {
+        let bus = gst_element_get_bus(pipeline)
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        guard let m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) else { return nil }
+        defer { gst_message_unref(m) }
+        return error(from: m, deviceID: deviceID)
+    }
+
+    /// Maps a GStreamer error message onto CamHAL's errors: busy, permission, disconnect, or a
+    /// stream failure carrying GStreamer's own text and the element that raised it.
+    static func error(from message: UnsafeMutablePointer<GstMessage>, deviceID: String) -> CameraError {
+        var text: UnsafeMutablePointer<CChar>?
+        var debug: UnsafeMutablePointer<CChar>?
+        var isResource: Int32 = 0
+        var code: Int32 = 0
+        camhal_gst_message_parse_error(message, &text, &debug, &isResource, &code)
+        let t = takeGString(text) ?? "unknown GStreamer error"
+        let d = takeGString(debug) ?? ""
+        let element = camhal_gst_message_src_name(message).map { String(cString: $0) } ?? "?"
+        if isResource != 0 {
+            if code == Int32(GST_RESOURCE_ERROR_BUSY.rawValue) || d.contains("Device or resource busy") {
+                return .busy(device: deviceID, detail: t)
+            }
+            if d.contains("Permission denied") || t.contains("Permission denied") {
+                return .permissionDenied(device: deviceID, remedy: "add the user to the 'video' group or fix the device node's permissions (\(t))")
+            }
+            if d.contains("No such device") || code == Int32(GST_RESOURCE_ERROR_NOT_FOUND.rawValue) && element == "camhal_src" {
+                return .disconnected(device: deviceID)
+            }
+        }
+        let detail = d.isEmpty ? "" : " [\(d.split(separator: "\n").first ?? "")]"
+        return .streamFailed("\(deviceID): \(t) (element \(element))\(detail)")
+    }
+}
+
+/// A mapped sample kept alive by a frame.
+private struct HeldSample: @unchecked Sendable {
+    let sample: OpaquePointer
+    let frame: UnsafeMutablePointer<GstVideoFrame>
+    func release() {
+        gst_video_frame_unmap(frame)
+        frame.deallocate()
+        gst_sample_unref(sample)
+    }
+}
+
+/// The live crop: the zoom factor the session wants, applied to `videocrop` from a buffer probe
+/// on its sink pad (between two buffers, so no buffer is half-cropped), and the crop each buffer
+/// got, keyed by PTS, for `Frame.sensorCrop`.
+final class CropControl: @unchecked Sendable {
+    private struct State {
+        var requested: Double = 1
+        var appliedFactor: Double = 1
+        var appliedSize: (Int, Int) = (0, 0)
+        var applied = NormalizedRect.full
+        var history: [(pts: GstClockTime, rect: NormalizedRect)] = []
+    }
+    private let state = Locked(State())
+    private let element: UnsafeMutablePointer<GstElement>
+    private var probeID: gulong = 0
+    private let pad: UnsafeMutablePointer<GstPad>?
+
+    init(element: UnsafeMutablePointer<GstElement>) {
+        self.element = element
+        pad = gst_element_get_static_pad(element, "sink")
+        if let pad {
+            let context = Unmanaged.passRetained(self).toOpaque()
+            probeID = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, cropProbe, context, { ctx in
+                if let ctx { Unmanaged<CropControl>.fromOpaque(ctx).release() }
+            })
+        }
+    }
+
+    func request(factor: Double) { state.withLock { $0.requested = factor } }
+
+    /// Removes the probe (which releases its reference to this object) and drops the element.
+    func detach() {
+        if let pad {
+            if probeID != 0 { gst_pad_remove_probe(pad, probeID) }
+            gst_object_unref(UnsafeMutableRawPointer(pad))
+        }
+        gst_object_unref(UnsafeMutableRawPointer(element))
+    }
+
+    /// Runs on the streaming thread for each buffer entering videocrop.
+    fileprivate func onBuffer(pad: UnsafeMutablePointer<GstPad>?, pts: GstClockTime) {
+        let (want, have, size) = state.withLock { ($0.requested, $0.appliedFactor, $0.appliedSize) }
+        var width = size.0, height = size.1
+        if let caps = gst_pad_get_current_caps(pad) {
+            if let s = gst_caps_get_structure(caps, 0) {
+                var w: gint = 0, h: gint = 0
+                if gst_structure_get_int(s, "width", &w) != 0, gst_structure_get_int(s, "height", &h) != 0 {
+                    width = Int(w); height = Int(h)
+                }
+            }
+            gst_caps_unref(caps)
+        }
+        if (want != have || width != size.0 || height != size.1), width > 0, height > 0 {
+            func even(_ v: Double) -> Int { Int((v / 2).rounded(.down)) * 2 }
+            let cw = max(2, min(width, even(Double(width) / want + 1)))
+            let ch = max(2, min(height, even(Double(height) / want + 1)))
+            let left = even(Double(width - cw) / 2 + 1), top = even(Double(height - ch) / 2 + 1)
+            let right = width - cw - left, bottom = height - ch - top
+            camhal_gst_set_crop(element, gint(left), gint(right), gint(top), gint(bottom))
+            let rect = want == 1 ? NormalizedRect.full : NormalizedRect(
+                x: Double(left) / Double(width), y: Double(top) / Double(height),
+                width: Double(cw) / Double(width), height: Double(ch) / Double(height))
+            state.withLock {
+                $0.appliedFactor = want
+                $0.appliedSize = (width, height)
+                $0.applied = rect
+            }
+        }
+        state.withLock { s in
+            if pts != camhal_gst_clock_time_none() {
+                s.history.append((pts, s.applied))
+                if s.history.count > 32 { s.history.removeFirst(s.history.count - 32) }
+            }
+        }
+    }
+
+    /// The crop the buffer with this PTS received (the current one when unknown).
+    func cropApplied(pts: GstClockTime) -> NormalizedRect {
+        state.withLock { s in
+            if pts != camhal_gst_clock_time_none(), let e = s.history.last(where: { $0.pts == pts }) { return e.rect }
+            return s.applied
+        }
+    }
+}
+
+private let cropProbe: GstPadProbeCallback = { pad, info, context in
+    guard let context, let info else { return GST_PAD_PROBE_OK }
+    let control = Unmanaged<CropControl>.fromOpaque(context).takeUnretainedValue()
+    let pts = camhal_gst_pad_probe_info_buffer(info).map { camhal_gst_buffer_pts($0) } ?? camhal_gst_clock_time_none()
+    control.onBuffer(pad: pad, pts: pts)
+    return GST_PAD_PROBE_OK
+}

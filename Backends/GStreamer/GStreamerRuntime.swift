@@ -1,0 +1,58 @@
+import CGStreamer
+import Glibc
+
+/// The process-wide GStreamer runtime: `gst_init` runs once, thread-safely (a Swift global's
+/// initializer runs exactly once), and its outcome is remembered so a broken installation is
+/// reported, never fatal.
+enum GStreamerRuntime {
+    /// nil when GStreamer initialized; otherwise why it could not.
+    private static let initFailure: String? = {
+        // libcamera's device provider logs an INFO line per listing; keep errors only unless the
+        // user chose a level.
+        setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0)
+        guard let message = camhal_gst_init_check() else { return nil }
+        defer { g_free(message) }
+        return String(cString: message)
+    }()
+
+    /// Initializes GStreamer if needed; returns why it cannot be used, or nil when it can.
+    static func start() -> String? {
+        if let initFailure { return "gst_init failed: \(initFailure)" }
+        for factory in ["appsink", "videoconvert", "capsfilter"] {
+            guard let f = gst_element_factory_find(factory) else {
+                return "the GStreamer element '\(factory)' is missing (install gstreamer1.0-plugins-base)"
+            }
+            gst_object_unref(UnsafeMutableRawPointer(f))
+        }
+        return nil
+    }
+
+    /// Whether an element factory is installed.
+    static func hasElement(_ name: String) -> Bool {
+        guard start() == nil, let f = gst_element_factory_find(name) else { return false }
+        gst_object_unref(UnsafeMutableRawPointer(f))
+        return true
+    }
+}
+
+/// Takes ownership of a g_malloc'ed C string.
+func takeGString(_ p: UnsafeMutablePointer<CChar>?) -> String? {
+    guard let p else { return nil }
+    defer { g_free(p) }
+    return String(cString: p)
+}
+
+/// A strong reference to a GstObject (a device, an element) that Swift code can hold and share.
+final class GstObjectRef: @unchecked Sendable {
+    let raw: UnsafeMutableRawPointer
+    /// Adopts an existing reference (floating references are sunk).
+    init(adopting raw: UnsafeMutableRawPointer) {
+        self.raw = raw
+        if g_object_is_floating(raw) != 0 { _ = gst_object_ref_sink(raw) }
+    }
+    /// Takes a new reference.
+    init(retaining raw: UnsafeMutableRawPointer) {
+        self.raw = UnsafeMutableRawPointer(gst_object_ref(raw))
+    }
+    deinit { gst_object_unref(raw) }
+}

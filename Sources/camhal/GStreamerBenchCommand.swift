@@ -1,0 +1,141 @@
+import CamHAL
+import CamHALGStreamer
+import Foundation
+
+/// `camhal bench-gstreamer`: frames/s and CPU per frame of videotestsrc through CamHAL, against
+/// `gst-launch-1.0 videotestsrc ! caps ! fakesink sync=false` in the same run.
+enum GStreamerBenchCommand {
+    static let verb = Verb(
+        name: "bench-gstreamer", summary: "benchmark the GStreamer backend against gst-launch-1.0",
+        usage: """
+            usage: camhal bench-gstreamer [--frames N] [--size WxH] [--format NV12|YUYV|I420|RGB3] [--rounds R]
+              --frames N    frames per measurement (default 600)
+              --size WxH    frame size (default 1280x720)
+              --format F    pixel format FourCC (default NV12)
+              --rounds R    measurements of each side, best kept (default 3)
+            The consumer reads one byte of each frame in place: zero copies into the consumer.
+            """,
+        run: run)
+
+    struct Measure {
+        var frames: Int
+        var wall: Double
+        var cpu: Double
+        var fps: Double { Double(frames) / wall }
+        var cpuPerFrameMs: Double { cpu / Double(frames) * 1000 }
+    }
+
+    static func cpuSeconds(_ who: __rusage_who) -> Double {
+        var u = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &u)
+        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+    }
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let a = try Arguments(args, options: ["frames", "size", "format", "rounds"], booleans: [])
+        let n = try a.int("frames") ?? 600
+        let rounds = try a.int("rounds") ?? 3
+        guard n > 0, rounds > 0 else { throw UsageError("--frames and --rounds must be positive") }
+        let sizeText = a["size"] ?? "1280x720"
+        let parts = sizeText.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw UsageError("option --size: '\(sizeText)' is not WxH") }
+        let size = Size(width: parts[0], height: parts[1])
+        let fourCC = a["format"] ?? "NV12"
+        guard let pixel = PixelFormat(fourCC: fourCC == "YUY2" ? "YUYV" : fourCC == "I420" ? "YU12" : fourCC),
+              let gstName = ["NV12": "NV12", "YUYV": "YUY2", "YUY2": "YUY2", "I420": "I420", "YU12": "I420", "RGB3": "RGB"][fourCC] else {
+            throw UsageError("option --format: '\(fourCC)' is not one of NV12, YUYV, I420, RGB3")
+        }
+
+        var camhal: [Measure] = []
+        var raw: [Measure] = []
+        var launch: [Measure] = []
+        for _ in 0..<rounds {
+            camhal.append(try await measureCamHAL(frames: n, size: size, pixel: pixel))
+            raw.append(try measureBinding(frames: n, size: size, pixel: pixel))
+            launch.append(try measureLaunch(frames: n, size: size, gstFormat: gstName))
+        }
+        let c = camhal.min { $0.cpu < $1.cpu }!
+        let r = raw.min { $0.cpu < $1.cpu }!
+        let g = launch.min { $0.cpu < $1.cpu }!
+        func line(_ name: String, _ m: Measure) -> String {
+            String(format: "%-12@ %6d frames  %8.1f frames/s  %7.3f ms CPU/frame  (wall %.2f s, CPU %.2f s)",
+                   name as NSString, m.frames, m.fps, m.cpuPerFrameMs, m.wall, m.cpu)
+        }
+        print("videotestsrc \(gstName) \(size), \(n) frames, best of \(rounds) (lowest CPU)")
+        print(line("camhal", c))
+        print(line("binding", r) + "  (backend alone: DriverSink, no Camera)")
+        print(line("gst-launch", g))
+        print(String(format: "ratio camhal/gst-launch: CPU per frame %.3fx, frames/s %.3fx", c.cpuPerFrameMs / g.cpuPerFrameMs, c.fps / g.fps))
+        // gst-launch's figures include its process start and gst_init; CamHAL's exclude them.
+        let startup = (0..<3).compactMap { _ in try? measureLaunch(frames: 1, size: size, gstFormat: gstName) }.min { $0.cpu < $1.cpu }
+        if let startup {
+            let steady = max(1e-9, g.cpu - startup.cpu) / Double(g.frames) * 1000
+            print(String(format: "gst-launch start-up (1 frame) %.3f s CPU; steady-state %.3f ms CPU/frame; ratio camhal/steady %.3fx",
+                         startup.cpu, steady, c.cpuPerFrameMs / steady))
+        }
+        return 0
+    }
+
+    static func measureCamHAL(frames n: Int, size: Size, pixel: PixelFormat) async throws -> Measure {
+        let backend = GStreamerBackend(includeTestSource: false)
+        // Not live and unpaced, exactly like the gst-launch side.
+        let device = try backend.source(description: "videotestsrc num-buffers=\(n)")
+        let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: pixel, size: size)))
+        let stream = camera.frames(policy: .block(capacity: 4))
+        let cpu0 = cpuSeconds(RUSAGE_SELF)
+        let t0 = Date()
+        camera.start()
+        var count = 0
+        var checksum = 0
+        for await frame in stream {
+            guard frame.width == size.width, frame.height == size.height, frame.format == pixel else {
+                throw CameraError.configurationFailed("bench got \(frame), wanted \(pixel) \(size)")
+            }
+            checksum &+= Int(frame.planes[0].bytes[frame.planes[0].length / 2])  // touch, in place
+            count += 1
+            if count == n { break }
+        }
+        let wall = Date().timeIntervalSince(t0)
+        let cpu = cpuSeconds(RUSAGE_SELF) - cpu0
+        await camera.stop()
+        _ = checksum
+        return Measure(frames: count, wall: wall, cpu: cpu)
+    }
+
+    /// The backend alone: frames counted in the DriverSink callback, without the core's session.
+    static func measureBinding(frames n: Int, size: Size, pixel: PixelFormat) throws -> Measure {
+        let backend = GStreamerBackend(includeTestSource: false)
+        let device = try backend.source(description: "videotestsrc num-buffers=\(n)")
+        let done = DispatchSemaphore(value: 0)
+        let count = Locked(0)
+        let sink = DriverSink(
+            frame: { f in
+                _ = f.planes[0].bytes[f.planes[0].length / 2]
+                if count.withLock({ c -> Int in c += 1; return c }) == n { done.signal() }
+            },
+            event: { _ in })
+        let cpu0 = cpuSeconds(RUSAGE_SELF)
+        let t0 = Date()
+        let binding = try backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: StreamRequest(pixelFormat: pixel, size: size)), sink: sink)
+        done.wait()
+        let wall = Date().timeIntervalSince(t0)
+        let cpu = cpuSeconds(RUSAGE_SELF) - cpu0
+        binding.close()
+        return Measure(frames: count.value, wall: wall, cpu: cpu)
+    }
+
+    static func measureLaunch(frames n: Int, size: Size, gstFormat: String) throws -> Measure {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+        p.arguments = ["-q", "videotestsrc", "num-buffers=\(n)", "!",
+                       "video/x-raw,format=\(gstFormat),width=\(size.width),height=\(size.height)", "!", "fakesink", "sync=false"]
+        p.standardOutput = FileHandle.nullDevice
+        let cpu0 = cpuSeconds(RUSAGE_CHILDREN)
+        let t0 = Date()
+        try p.run()
+        p.waitUntilExit()
+        let wall = Date().timeIntervalSince(t0)
+        guard p.terminationStatus == 0 else { throw CameraError.streamFailed("gst-launch-1.0 exited with \(p.terminationStatus)") }
+        return Measure(frames: n, wall: wall, cpu: cpuSeconds(RUSAGE_CHILDREN) - cpu0)
+    }
+}

@@ -1,0 +1,255 @@
+import CamHAL
+import CamHALGStreamer
+import Foundation
+import Testing
+
+/// Collects frames (their metadata, and the luma row through the top bars) from a session.
+struct Sample: Sendable {
+    let sequence: UInt64
+    let timestamp: Double
+    let width: Int
+    let height: Int
+    let format: PixelFormat
+    let fieldOfView: NormalizedRect
+    let row: [UInt8]
+}
+
+func sample(_ f: Frame) -> Sample {
+    // Luma (or first-plane bytes) of the row a quarter down: the SMPTE colour bars.
+    let plane = f.planes[0]
+    let y = f.visibleRect.y + f.visibleRect.height / 4
+    let start = plane.baseAddress + y * plane.bytesPerRow
+    let step = f.format == .yuyv ? 2 : 1
+    var row: [UInt8] = []
+    if f.format == .nv12 || f.format == .i420 || f.format == .yuyv {
+        for x in f.visibleRect.x..<(f.visibleRect.x + f.visibleRect.width) {
+            row.append(start.load(fromByteOffset: x * step, as: UInt8.self))
+        }
+    }
+    return Sample(sequence: f.sequence, timestamp: f.timestamp, width: f.width, height: f.height, format: f.format, fieldOfView: f.fieldOfView, row: row)
+}
+
+/// Reads frames until `stop` says enough or `timeout` passes.
+func collect(_ stream: FrameStream, timeout: Double = 10, until stop: @escaping @Sendable ([Sample]) -> Bool) async -> [Sample] {
+    await withTaskGroup(of: [Sample].self) { group in
+        group.addTask {
+            var out: [Sample] = []
+            for await f in stream {
+                out.append(sample(f))
+                if stop(out) { break }
+            }
+            return out
+        }
+        group.addTask {
+            try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+            stream.cancel()
+            return []
+        }
+        let first = await group.next() ?? []
+        stream.cancel()
+        group.cancelAll()
+        return first
+    }
+}
+
+/// x positions where the luma jumps between two bars (merged within 3 px).
+func edges(_ row: [UInt8]) -> [Int] {
+    var out: [Int] = []
+    for x in 1..<row.count where abs(Int(row[x]) - Int(row[x - 1])) > 8 {
+        if let last = out.last, x - last <= 3 { continue }
+        out.append(x)
+    }
+    return out
+}
+
+func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+@Suite(.serialized)
+struct GStreamerBackendTests {
+    let backend = GStreamerBackend()
+
+    @Test func availableWithTestCamera() throws {
+        #expect(backend.availability() == .available)
+        let devices = try backend.devices()
+        let test = try #require(devices.first { $0.id == "videotestsrc" })
+        #expect(test.backend == "gstreamer")
+        #expect(test.facing == .external)
+        #expect(test.lenses.count == 1 && test.lenses[0].maxZoomRatio == 8)
+        #expect(test.zoomMethod == .sensorCrop)
+        #expect(!test.isExclusive)
+        #expect(test.formats.contains { $0.pixelFormat == .nv12 && $0.size == Size(width: 1280, height: 720) })
+        #expect(test.formats.contains { $0.pixelFormat == .yuyv })
+        #expect(Set(devices.map(\.id)).count == devices.count, "device IDs are unique")
+    }
+
+    @Test func streamsFramesThroughCamera() async throws {
+        let device = try backend.device(id: "videotestsrc")
+        let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: .nv12, size: Size(width: 320, height: 240))))
+        let stream = camera.frames(policy: .block(capacity: 8))
+        camera.start()
+        let frames = await collect(stream) { $0.count >= 20 }
+        await camera.stop()
+        try #require(frames.count == 20, "got \(frames.count) frames")
+        #expect(frames.allSatisfy { $0.width == 320 && $0.height == 240 && $0.format == .nv12 })
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            #expect(b.sequence > a.sequence)
+            #expect(b.timestamp > a.timestamp)
+        }
+        // Live source at 30 fps: timestamps ~33 ms apart, on the monotonic clock (near uptime).
+        let span = frames.last!.timestamp - frames.first!.timestamp
+        #expect(span > 19 * 0.025 && span < 19 * 0.05, "span \(span)")
+        #expect(abs(frames.last!.timestamp - ProcessInfo.processInfo.systemUptime) < 5)
+        #expect(camera.currentState.status == .idle)
+    }
+
+    @Test func zoomTwoShowsHalfTheFieldOfView() async throws {
+        let device = try backend.device(id: "videotestsrc")
+        let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: .nv12, size: Size(width: 640, height: 480))))
+        let stream = camera.frames(policy: .keepOnlyLatest)
+        camera.start()
+        let wide = await collect(stream) { $0.count >= 3 }
+        try #require(wide.count == 3)
+        let bars = edges(wide.last!.row)
+        // SMPTE: seven bars, edges at k/7 of the width.
+        let expectedWide = (1...6).map { Int((Double($0) * 640 / 7).rounded()) }
+        #expect(bars.count == 6, "edges \(bars)")
+        for (e, x) in zip(expectedWide, bars) { #expect(abs(e - x) <= 3, "edge \(x) expected \(e)") }
+        #expect(wide.last!.fieldOfView == .full)
+
+        camera.setZoomRatio(2)
+        let stream2 = camera.frames(policy: .keepOnlyLatest)
+        let zoomed = await collect(stream2) { s in s.last.map { abs($0.fieldOfView.width - 0.5) < 0.01 } ?? false }
+        let z = try #require(zoomed.last)
+        #expect(z.width == 640 && z.height == 480, "the crop is scaled back to the negotiated size")
+        #expect(abs(z.fieldOfView.width - 0.5) < 0.01 && abs(z.fieldOfView.x - 0.25) < 0.01)
+        // The middle half of the bars, magnified 2x: edges of bars 2...5 at (k/7 - 1/4) * 2 * 640.
+        let expectedZoomed = (2...5).map { Int(((Double($0) / 7 - 0.25) * 2 * 640).rounded()) }
+        let zbars = edges(z.row)
+        #expect(zbars.count == 4, "edges \(zbars)")
+        for (e, x) in zip(expectedZoomed, zbars) { #expect(abs(e - x) <= 4, "edge \(x) expected \(e)") }
+        #expect(camera.currentState.zoomRatio == 2)
+        await camera.stop()
+    }
+
+    @Test func startStopCyclesLeakNoDescriptors() async throws {
+        let device = try backend.device(id: "videotestsrc")
+        let camera = Camera(backend: backend, device: device)
+        func cycle() async {
+            let stream = camera.frames(policy: .keepOnlyLatest)
+            camera.start()
+            _ = await collect(stream) { $0.count >= 2 }
+            await camera.stop()
+        }
+        await cycle()  // GStreamer's one-time allocations (clock, thread pools)
+        let before = openFDs()
+        for _ in 0..<6 { await cycle() }
+        var after = openFDs()
+        for _ in 0..<20 where after > before {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            after = openFDs()
+        }
+        #expect(after <= before, "fds before \(before), after 6 cycles \(after)")
+    }
+
+    @Test func fileWritingDescriptionIsRefusedNamingTheElement() throws {
+        #expect {
+            try backend.source(description: "videotestsrc ! tee ! filesink location=/tmp/camhal-should-not-exist")
+        } throws: { e in
+            guard let e = e as? CameraError, case .invalidArgument(_, _, let reason) = e else { return false }
+            return reason.contains("filesink")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-should-not-exist"))
+        for (desc, element) in [("videotestsrc ! udpsink host=127.0.0.1", "udpsink"), ("souphttpsrc location=http://example.com/x", "souphttpsrc"),
+                                ("videotestsrc ! multifilesink", "multifilesink")] {
+            #expect { try backend.source(description: desc) } throws: { e in "\(e)".contains(element) }
+        }
+        #expect(try backend.devices().allSatisfy { !$0.id.contains("filesink") })
+    }
+
+    @Test func malformedDescriptionErrorsNamingIt() throws {
+        #expect { try backend.source(description: "videotestsrc ! ! nonsense((") } throws: { e in
+            guard let e = e as? CameraError, case .invalidArgument(let name, let value, _) = e else { return false }
+            return name == "source description" && value.contains("nonsense((")
+        }
+        #expect { try backend.source(description: "notanelement") } throws: { e in "\(e)".contains("notanelement") }
+        #expect { try backend.source(description: "videoconvert") } throws: { e in "\(e)".contains("no source element") }
+        #expect { try backend.source(uri: "http://example.com/x") } throws: { e in "\(e)".contains("http://example.com/x") }
+    }
+
+    @Test func acceptedDescriptionStreams() async throws {
+        let d = try backend.source(description: "videotestsrc pattern=smpte is-live=true ! videoflip video-direction=horiz")
+        #expect(d.id.hasPrefix("launch:"))
+        #expect(try backend.devices().contains { $0.id == d.id })
+        let camera = Camera(backend: backend, device: d, configuration: .init(stream: StreamRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240))))
+        let stream = camera.frames(policy: .keepOnlyLatest)
+        camera.start()
+        let frames = await collect(stream) { $0.count >= 3 }
+        await camera.stop()
+        let last = try #require(frames.last)
+        #expect(last.format == .yuyv && last.width == 320)
+        // Flipped bars: blue (dark) on the left, white on the right.
+        #expect(last.row.first! < last.row.last!)
+    }
+
+    @Test func forgedDescriptorCannotSmuggleAPipeline() throws {
+        let forged = DeviceDescriptor(
+            id: "launch:videotestsrc ! filesink location=/tmp/x", name: "forged", backend: "gstreamer", facing: .external,
+            lenses: DeviceDescriptor.singleLens(facing: .external), formats: [], details: ["gst.launch": "videotestsrc ! filesink"])
+        let sink = DriverSink(frame: { _ in }, event: { _ in })
+        #expect(throws: CameraError.unknownDevice(id: forged.id, backend: "gstreamer")) {
+            _ = try backend.bind(BindRequest(device: forged, lens: forged.lenses[0], stream: .default), sink: sink)
+        }
+    }
+
+    @Test func zoomRampIsLiveWithoutGaps() async throws {
+        let device = try backend.device(id: "videotestsrc")
+        let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: .nv12, size: Size(width: 640, height: 480))))
+        let stream = camera.frames(policy: .block(capacity: 64))
+        camera.start()
+        _ = await collect(camera.frames(policy: .keepOnlyLatest)) { $0.count >= 1 }
+        camera.rampZoomRatio(4, durationMs: 500)
+        let frames = await collect(stream) { $0.count >= 30 }
+        await camera.stop()
+        try #require(frames.count == 30)
+        let widths = frames.map(\.fieldOfView.width)
+        #expect(zip(widths, widths.dropFirst()).allSatisfy { $1 <= $0 + 1e-9 }, "field of view only narrows: \(widths)")
+        #expect(widths.last! < 0.3, "reached ~1/4: \(widths.last!)")
+        #expect(frames.allSatisfy { $0.width == 640 && $0.height == 480 })
+        let seqs = frames.map(\.sequence)
+        #expect(seqs.last! - seqs.first! == 29, "no frame lost while the crop changes: \(seqs)")
+    }
+
+    @Test func endOfStreamInterruptsAndErrorsFail() async throws {
+        let eos = try backend.source(description: "videotestsrc is-live=true num-buffers=5")
+        let camera = Camera(backend: backend, device: eos, configuration: .init(recoveryDelay: 30))
+        camera.start()
+        var status = camera.currentState.status
+        for _ in 0..<50 where status != .interrupted {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            status = camera.currentState.status
+        }
+        #expect(status == .interrupted)
+        await camera.stop()
+
+        let bad = try backend.source(description: "videotestsrc ! video/x-bayer,format=bggr")
+        let failing = Camera(backend: backend, device: bad)
+        failing.start()
+        for _ in 0..<50 where failing.currentState.status != .error { try await Task.sleep(nanoseconds: 50_000_000) }
+        let state = failing.currentState
+        #expect(state.status == .error)
+        #expect(state.error?.code == "streamFailed" || state.error?.code == "configurationFailed", "\(String(describing: state.error))")
+        await failing.stop()
+    }
+
+    @Test func deviceWatchStartsAndCancelsPromptly() throws {
+        // No hot-plug on this machine: the watch must start, report nothing for devices already
+        // present, and stop within its 200 ms polling slice.
+        let events = Locked([DeviceEvent]())
+        let watch = try #require(backend.watchDevices { e in events.withLock { $0.append(e) } })
+        Thread.sleep(forTimeInterval: 0.5)
+        let t0 = Date()
+        watch.cancel()
+        #expect(Date().timeIntervalSince(t0) < 1)
+        #expect(events.value.isEmpty, "\(events.value)")
+    }
+}
