@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Devices:
 /// - `videotestsrc`: always present, a virtual test camera (SMPTE bars, live at 30 fps).
-/// - every `Video/Source` device of the v4l2, libcamera and PipeWire device providers, each
+/// - every `Video/Source` device of the v4l2 and PipeWire device providers (libcamera's on request:
+///   see `GStreamerDevices.providerNames`), each
 ///   provider asked separately so none hides another (`v4l2:/dev/video0`, `libcamera:<id>`).
 /// - sources that are not devices, added by the app: `rtsp://`/`file://` URIs and gst-launch
 ///   style source descriptions (`GStreamerSource`), listed as `uri:...` and `launch:...`.

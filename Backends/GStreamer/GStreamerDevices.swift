@@ -12,12 +12,17 @@ struct ProbedDevice: @unchecked Sendable {
 enum GStreamerDevices {
     /// Providers asked one by one: a GstDeviceMonitor hides the v4l2 provider behind the libcamera
     /// one (and both behind PipeWire), so asking each lists every route to each camera.
-    /// `CAMHAL_GST_PROVIDERS=v4l2deviceprovider,...` overrides the list (`none` for no device providers).
+    ///
+    /// libcamera's provider is not asked by default: it (and libcamerasrc) creates a libcamera
+    /// CameraManager, and libcamera 0.0.3 aborts the whole process when a second one exists, which
+    /// CamHAL's own libcamera backend owns. Cameras behind libcamera are reached through that backend.
+    /// `CAMHAL_GST_PROVIDERS=v4l2deviceprovider,libcameraprovider` overrides the list (`none` for no
+    /// device providers) in a process that does not use the libcamera backend.
     static var providerNames: [String] {
         if let env = ProcessInfo.processInfo.environment["CAMHAL_GST_PROVIDERS"] {
             return env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "none" }
         }
-        return ["v4l2deviceprovider", "libcameraprovider", "pipewiredeviceprovider"]
+        return ["v4l2deviceprovider", "pipewiredeviceprovider"]
     }
 
     /// Short prefix used in device IDs for a provider.
