@@ -39,12 +39,21 @@ static inline GstMessageType camhal_gst_message_type(GstMessage *m) { return GST
 static inline const char *camhal_gst_message_src_name(GstMessage *m) { return GST_MESSAGE_SRC_NAME(m); }
 static inline gboolean camhal_gst_is_app_sink(gpointer p) { return GST_IS_APP_SINK(p); }
 
-/// Reads an unsigned 64-bit property (g_object_get is variadic).
-static inline guint64 camhal_gst_get_uint64(gpointer object, const char *name) {
-    guint64 value = 0;
-    g_object_get(G_OBJECT(object), name, &value, NULL);
-    return value;
+static GstPadProbeReturn camhal_gst_count_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
+    (void)pad; (void)info;
+    g_atomic_int_inc((gint *)counter);
+    return GST_PAD_PROBE_OK;
 }
+/// Counts the buffers that pass `element`'s static pad `pad_name` into `*counter` (atomically);
+/// the counter must outlive the element. Returns 0 when the pad does not exist.
+static inline gulong camhal_gst_count_buffers(GstElement *element, const char *pad_name, gint *counter) {
+    GstPad *pad = gst_element_get_static_pad(element, pad_name);
+    if (!pad) return 0;
+    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, camhal_gst_count_probe_cb, counter, NULL);
+    gst_object_unref(pad);
+    return id;
+}
+static inline gint camhal_atomic_int_get(gint *p) { return g_atomic_int_get(p); }
 
 // --- GStreamer backend helpers (append-only) ---
 

@@ -144,6 +144,8 @@ public final class Recording: @unchecked Sendable {
     private let pipeline: UnsafeMutablePointer<GstElement>
     private let appsrc: UnsafeMutablePointer<GstElement>
     private let bus: UnsafeMutablePointer<GstBus>
+    /// Buffers that entered the encoder, counted by a pad probe (outlives the pipeline).
+    private let encodedFrames = UnsafeMutablePointer<gint>.allocate(capacity: 1)
     private let mirror: Bool
     private let pushQueue: DispatchQueue
     private let t0: Double
@@ -208,7 +210,7 @@ public final class Recording: @unchecked Sendable {
         let description = """
             appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=downstream max-buffers=8 \
             caps=video/x-raw,format=I420,width=\(size.width),height=\(size.height),framerate=\(fps)/1,pixel-aspect-ratio=1/1 \
-            ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=\(fps) bitrate=\(kbps) \
+            ! x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=\(fps) bitrate=\(kbps) \
             ! video/x-h264,profile=constrained-baseline ! h264parse ! \(mux) ! filesink name=sink buffer-mode=unbuffered
             """
         let pipeline = try GStreamerRuntime.parse(description)
@@ -219,6 +221,11 @@ public final class Recording: @unchecked Sendable {
         }
         camhal_gst_set(sink, "location", url.path)
         gst_object_unref(sink)
+        encodedFrames.initialize(to: 0)
+        if let enc = gst_bin_get_by_name(camhal_gst_bin(pipeline), "enc") {
+            _ = camhal_gst_count_buffers(enc, "sink", encodedFrames)
+            gst_object_unref(enc)
+        }
         self.pipeline = pipeline
         self.appsrc = src
         self.bus = gst_element_get_bus(pipeline)
@@ -244,6 +251,7 @@ public final class Recording: @unchecked Sendable {
         gst_object_unref(bus)
         gst_object_unref(appsrc)
         gst_object_unref(pipeline)
+        encodedFrames.deallocate()  // after the pipeline (and its probe) is gone
     }
 
     /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
@@ -270,11 +278,11 @@ public final class Recording: @unchecked Sendable {
     public var stats: RecordingStats {
         let s = state.value
         // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the oldest
-        // queued frames, which never reach the file.
-        let leaked = Int(camhal_gst_get_uint64(appsrc, "dropped"))
+        // queued frames, which never reach the file. Count what reached the encoder instead.
+        let encoded = Int(camhal_atomic_int_get(encodedFrames))
         return RecordingStats(duration: Double(s.lastPTS + (s.frames > 0 ? frameDuration : 0)) / 1e9,
-                              bytes: Self.fileSize(url), frames: s.frames - leaked,
-                              droppedFrames: s.dropped + frames.droppedFrames + leaked)
+                              bytes: Self.fileSize(url), frames: encoded,
+                              droppedFrames: s.dropped + frames.droppedFrames + max(0, s.frames - encoded))
     }
 
     static func fileSize(_ url: URL) -> Int64 {
