@@ -44,6 +44,15 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let jpeg = code("JPEG")
     public static let h264 = code("H264")
 
+    /// 8-bit raw Bayer mosaics, named by their first two rows (V4L2 `BA81`, `GBRG`, `GRBG`, `RGGB`).
+    public static let sbggr8 = code("BA81")
+    public static let sgbrg8 = code("GBRG")
+    public static let sgrbg8 = code("GRBG")
+    public static let srggb8 = code("RGGB")
+
+    /// Whether the format is an 8-bit Bayer mosaic (a raw sensor readout, one color per pixel).
+    public var isBayer: Bool { [.sbggr8, .sgbrg8, .sgrbg8, .srggb8].contains(self) }
+
     /// Whether the format is a compressed bitstream rather than raw pixels.
     public var isCompressed: Bool { [.mjpeg, .jpeg, .h264].contains(self) }
 
@@ -53,7 +62,7 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
         case .yuyv, .uyvy: return 2
         case .rgb24, .bgr24: return 3
         case .rgba, .bgra: return 4
-        case .gray8: return 1
+        case .gray8, .sbggr8, .sgbrg8, .sgrbg8, .srggb8: return 1
         default: return nil
         }
     }

@@ -105,8 +105,9 @@ public enum PixelConverter {
     }
 
     static func convertToI420(_ frame: Frame, _ r: PixelRect, into given: I420Image? = nil) throws(CameraError) -> I420Image {
-        let s = try source(frame, r)
         let d = given ?? I420Image(width: r.width, height: r.height)
+        if frame.format.isBayer { return try bayerToI420(frame, r, into: d) }
+        let s = try source(frame, r)
         let dy = d.y, du = d.u, dv = d.v, sy = Int32(d.strideY), suv = Int32(d.strideUV)
         let w = Int32(r.width), h = Int32(r.height)
         let status: Int32
@@ -148,6 +149,10 @@ public enum PixelConverter {
         guard out.format == .rgba, out.width == r.width, out.height == r.height else {
             throw CameraError.invalidArgument(name: "into", value: "\(out.format) \(out.width)x\(out.height)",
                                               reason: "needs an RGBA image of \(r.width)x\(r.height)")
+        }
+        if frame.format.isBayer {
+            let i = try bayerToI420(frame, r, into: I420Image(width: r.width, height: r.height))
+            return try rgba(i.asFrame(sequence: frame.sequence, timestamp: frame.timestamp), into: out)
         }
         let s = try source(frame, r)
         let d = out.storage, ds = Int32(out.bytesPerRow), w = Int32(r.width), h = Int32(r.height)
@@ -197,5 +202,53 @@ public enum PixelConverter {
             CopyPlane(i.y, Int32(i.strideY), d, ds, w, h)
         }
         return out
+    }
+
+    /// Demosaics 8-bit Bayer (a raw sensor node, such as vimc's Raw Capture) into I420. libyuv has
+    /// no Bayer conversion, so this is the one hand-written pixel loop: each 2x2 cell becomes one
+    /// RGB pixel (the "superpixel" method: no interpolation, half resolution, no false colour),
+    /// then libyuv converts to I420 and scales back up to the requested size.
+    static func bayerToI420(_ frame: Frame, _ rect: PixelRect, into d: I420Image) throws(CameraError) -> I420Image {
+        guard let plane = frame.planes.first else {
+            throw CameraError.invalidArgument(name: "frame", value: frame.description, reason: "frame has no planes")
+        }
+        // Offsets of red and blue in the 2x2 cell, as (column, row); green is on the other diagonal.
+        let (red, blue): ((Int, Int), (Int, Int))
+        switch frame.format {
+        case .sbggr8: (red, blue) = ((1, 1), (0, 0))
+        case .sgbrg8: (red, blue) = ((0, 1), (1, 0))
+        case .sgrbg8: (red, blue) = ((1, 0), (0, 1))
+        case .srggb8: (red, blue) = ((0, 0), (1, 1))
+        default: throw CameraError.unsupported("pixel format \(frame.format) is not an 8-bit Bayer mosaic")
+        }
+        // Keep the mosaic phase: start on an even row and column.
+        let x0 = rect.x & ~1, y0 = rect.y & ~1
+        let cw = max(1, rect.width / 2), ch = max(1, rect.height / 2)
+        guard x0 + cw * 2 <= frame.width, y0 + ch * 2 <= frame.height,
+              (y0 + ch * 2 - 1) * plane.bytesPerRow + x0 + cw * 2 <= plane.length else {
+            throw CameraError.invalidArgument(name: "rect", value: rect.description, reason: "outside the \(frame.width)x\(frame.height) mosaic")
+        }
+        let rgb = PackedImage(format: .rgb24, width: cw, height: ch)
+        let src = plane.baseAddress.assumingMemoryBound(to: UInt8.self)
+        let bpr = plane.bytesPerRow
+        let green0 = (red.0, blue.1), green1 = (blue.0, red.1)
+        for cy in 0..<ch {
+            let row = src + (y0 + cy * 2) * bpr + x0
+            let out = rgb.storage + cy * rgb.bytesPerRow
+            for cx in 0..<cw {
+                let cell = row + cx * 2
+                out[cx * 3] = cell[red.1 * bpr + red.0]
+                out[cx * 3 + 1] = UInt8((UInt16(cell[green0.1 * bpr + green0.0]) + UInt16(cell[green1.1 * bpr + green1.0])) / 2)
+                out[cx * 3 + 2] = cell[blue.1 * bpr + blue.0]
+            }
+        }
+        let half = I420Image(width: cw, height: ch)
+        try ok(RAWToI420(rgb.storage, Int32(rgb.bytesPerRow), half.y, Int32(half.strideY), half.u, Int32(half.strideUV),
+                         half.v, Int32(half.strideUV), Int32(cw), Int32(ch)), "Bayer RGB->I420")
+        try ok(I420Scale(half.y, Int32(half.strideY), half.u, Int32(half.strideUV), half.v, Int32(half.strideUV),
+                         Int32(cw), Int32(ch),
+                         d.y, Int32(d.strideY), d.u, Int32(d.strideUV), d.v, Int32(d.strideUV),
+                         Int32(d.width), Int32(d.height), kFilterBilinear), "Bayer I420Scale")
+        return d
     }
 }

@@ -153,3 +153,44 @@ struct PhotoTests {
         }
     }
 }
+
+@Suite("Raw Bayer frames (vimc's Raw Capture nodes)")
+struct BayerTests {
+    /// A 64x48 mosaic of one scene colour (R 200, G 100, B 50) in the given Bayer order.
+    func mosaic(_ format: PixelFormat, red: (Int, Int), blue: (Int, Int)) -> Frame {
+        let w = 64, h = 48
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
+        for y in 0..<h {
+            for x in 0..<w {
+                let cell = (x % 2, y % 2)
+                bytes[y * w + x] = cell == red ? 200 : cell == blue ? 50 : 100
+            }
+        }
+        let box = BytesBox(bytes)
+        return Frame(format: format, width: w, height: h,
+                     planes: [FramePlane(baseAddress: UnsafeRawPointer(bytes), length: w * h, bytesPerRow: w)],
+                     sequence: 1, timestamp: 0, onRelease: { box.free() })
+    }
+
+    final class BytesBox: @unchecked Sendable {
+        let p: UnsafeMutablePointer<UInt8>
+        init(_ p: UnsafeMutablePointer<UInt8>) { self.p = p }
+        func free() { p.deallocate() }
+    }
+
+    @Test("every 8-bit Bayer order demosaics to the scene colour",
+          arguments: [("BA81", (1, 1), (0, 0)), ("GBRG", (0, 1), (1, 0)), ("GRBG", (1, 0), (0, 1)), ("RGGB", (0, 0), (1, 1))])
+    func demosaic(fourCC: String, red: (Int, Int), blue: (Int, Int)) throws {
+        let format = try #require(PixelFormat(fourCC: fourCC))
+        #expect(format.isBayer)
+        let frame = mosaic(format, red: red, blue: blue)
+        let rgba = try PixelConverter.rgba(frame)
+        #expect(rgba.width == 64 && rgba.height == 48)
+        let center = rgba.storage + 24 * rgba.bytesPerRow + 32 * 4
+        // Through limited-range YUV and back: within a few levels.
+        #expect(abs(Int(center[0]) - 200) <= 6 && abs(Int(center[1]) - 100) <= 6 && abs(Int(center[2]) - 50) <= 6,
+                "got \(center[0]),\(center[1]),\(center[2]) for \(fourCC)")
+        let jpeg = try PixelConverter.i420(frame, size: Size(width: 32, height: 24))
+        #expect(jpeg.width == 32 && jpeg.height == 24)
+    }
+}
