@@ -125,13 +125,22 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
     Check("C3", "analysis: newest frame, counted drops, no stall") { ctx in
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
+        // The analyzer must be clearly slower than the source (3 frame intervals, at least 200 ms)
+        // for drops to show: measure the source's real rate first (vimc in a VM gives ~8 fps).
+        let probe = cam.frames(policy: .block(capacity: 4))
+        let sample = await collectFrames(probe, count: 5, timeout: ctx.timeout(5))
+        probe.cancel()
+        guard sample.count == 5, let first = sample.first, let last = sample.last else {
+            throw CheckFailure(reason: "source too slow to measure: \(sample.count) frames")
+        }
+        let work = max(0.2, 3 * (last.timestamp - first.timestamp) / 4)
         let ages = Locked([Double]())
         let scanner = BarcodeScanner()
         let scanFailures = Locked(0)
         let analysis = cam.analyze { frame in
             ages.withLock { $0.append(ProcessInfo.processInfo.systemUptime - frame.timestamp) }
             if (try? scanner.scan(frame)) == nil { scanFailures.withLock { $0 += 1 } }
-            Thread.sleep(forTimeInterval: 0.2)
+            Thread.sleep(forTimeInterval: work)
         }
         let other = cam.frames(policy: .block(capacity: 2))
         let counter = Task { var n = 0; for await _ in other { n += 1 }; return n }
@@ -144,7 +153,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try expect(scanFailures.value == 0, "barcode scanner failed on \(scanFailures.value) frames of format \(ctx.device.formats.first?.pixelFormat.description ?? "?")")
         try expect(stats.analyzed >= 3, "\(stats)")
         try expect(otherFrames > stats.analyzed * 2, "other consumer got \(otherFrames) frames while the analyzer ran \(stats.analyzed)")
-        try expect(stats.dropped > 0, "a 200 ms analyzer on a \(otherFrames) frame stream dropped nothing: \(stats)")
+        try expect(stats.dropped > 0, "a \(Int(work * 1000)) ms analyzer on a \(otherFrames) frame stream dropped nothing: \(stats)")
         let s = cam.currentState
         try expect(s.status == .running && s.isPreviewActive, "stream stalled: \(s)")
         // Frame age at hand-over: the newest frame, not a backlog (allow two frame intervals plus slack).
