@@ -33,11 +33,6 @@ enum BenchCommand {
         var cpuPerFrameMs: Double { frames > 0 ? cpu / Double(frames) * 1000 : 0 }
     }
 
-    static func cpuSeconds(_ who: Int32) -> Double {
-        var u = rusage()
-        getrusage(__rusage_who_t(who), &u)
-        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
-    }
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw", "handler"])
@@ -93,7 +88,7 @@ enum BenchCommand {
                 return false
             }
         }
-        let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
+        let cpu0 = CPUTime.ofSelf()
         let tally = Tally()
         var stateNote = ""
         if a.has("raw") {
@@ -116,7 +111,7 @@ enum BenchCommand {
         }
         var r = tally.r
         let (format, buffers, outOfOrder) = (tally.format, tally.buffers, tally.outOfOrder)
-        r.cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpu0
+        r.cpu = CPUTime.ofSelf() - cpu0
         guard r.frames == frames else {
             printError("bench: only \(r.frames) of \(frames) frames arrived (\(stateNote))")
             return 1
@@ -139,13 +134,13 @@ enum BenchCommand {
         p.arguments = ctlArgs
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
-        let c0 = cpuSeconds(RUSAGE_CHILDREN.rawValue)
+        let c0 = CPUTime.ofChildren()
         let t1 = Date()
         try p.run()
         p.waitUntilExit()
         var v = Result()
         v.wall = Date().timeIntervalSince(t1)
-        v.cpu = cpuSeconds(RUSAGE_CHILDREN.rawValue) - c0
+        v.cpu = CPUTime.ofChildren() - c0
         v.frames = frames
         guard p.terminationStatus == 0 else {
             printError("bench: v4l2-ctl \(ctlArgs.joined(separator: " ")) exited with \(p.terminationStatus)")

@@ -20,12 +20,6 @@ enum BenchLibcameraCommand {
             """,
         run: run)
 
-    static func cpuSeconds() -> Double {
-        var u = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &u)
-        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec)
-            + Double(u.ru_stime.tv_usec) / 1e6
-    }
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "size", "format"], booleans: [])
@@ -48,7 +42,7 @@ enum BenchLibcameraCommand {
         let config = Camera.Configuration(stream: StreamRequest(pixelFormat: pixel, size: size))
         let camera = try Backends.registry().open(backend: a["backend"] ?? "libcamera", device: a["device"], configuration: config)
         let stream = camera.frames(policy: .block(capacity: 4))
-        let cpu0 = cpuSeconds()
+        let cpu0 = CPUTime.ofSelf()
         let t0 = Date()
         camera.start()
         var count = 0
@@ -68,7 +62,7 @@ enum BenchLibcameraCommand {
             count += 1
             if count == n { break }
         }
-        let cpu = cpuSeconds() - cpu0
+        let cpu = CPUTime.ofSelf() - cpu0
         let t1 = Date()
         await camera.stop()
         let stopMs = Date().timeIntervalSince(t1) * 1000

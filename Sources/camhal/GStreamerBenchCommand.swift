@@ -25,11 +25,6 @@ enum GStreamerBenchCommand {
         var cpuPerFrameMs: Double { cpu / Double(frames) * 1000 }
     }
 
-    static func cpuSeconds(_ who: __rusage_who) -> Double {
-        var u = rusage()
-        getrusage(__rusage_who_t(who.rawValue), &u)
-        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
-    }
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["frames", "size", "format", "rounds"], booleans: [])
@@ -82,7 +77,7 @@ enum GStreamerBenchCommand {
         let device = try backend.source(description: "videotestsrc num-buffers=\(n)")
         let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: pixel, size: size)))
         let stream = camera.frames(policy: .block(capacity: 4))
-        let cpu0 = cpuSeconds(RUSAGE_SELF)
+        let cpu0 = CPUTime.ofSelf()
         let t0 = Date()
         camera.start()
         var count = 0
@@ -96,7 +91,7 @@ enum GStreamerBenchCommand {
             if count == n { break }
         }
         let wall = Date().timeIntervalSince(t0)
-        let cpu = cpuSeconds(RUSAGE_SELF) - cpu0
+        let cpu = CPUTime.ofSelf() - cpu0
         await camera.stop()
         _ = checksum
         return Measure(frames: count, wall: wall, cpu: cpu)
@@ -114,12 +109,12 @@ enum GStreamerBenchCommand {
                 if count.withLock({ c -> Int in c += 1; return c }) == n { done.signal() }
             },
             event: { _ in })
-        let cpu0 = cpuSeconds(RUSAGE_SELF)
+        let cpu0 = CPUTime.ofSelf()
         let t0 = Date()
         let binding = try backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: StreamRequest(pixelFormat: pixel, size: size)), sink: sink)
         done.wait()
         let wall = Date().timeIntervalSince(t0)
-        let cpu = cpuSeconds(RUSAGE_SELF) - cpu0
+        let cpu = CPUTime.ofSelf() - cpu0
         binding.close()
         return Measure(frames: count.value, wall: wall, cpu: cpu)
     }
@@ -130,12 +125,12 @@ enum GStreamerBenchCommand {
         p.arguments = ["-q", "videotestsrc", "num-buffers=\(n)", "!",
                        "video/x-raw,format=\(gstFormat),width=\(size.width),height=\(size.height)", "!", "fakesink", "sync=false"]
         p.standardOutput = FileHandle.nullDevice
-        let cpu0 = cpuSeconds(RUSAGE_CHILDREN)
+        let cpu0 = CPUTime.ofChildren()
         let t0 = Date()
         try p.run()
         p.waitUntilExit()
         let wall = Date().timeIntervalSince(t0)
         guard p.terminationStatus == 0 else { throw CameraError.streamFailed("gst-launch-1.0 exited with \(p.terminationStatus)") }
-        return Measure(frames: n, wall: wall, cpu: cpuSeconds(RUSAGE_CHILDREN) - cpu0)
+        return Measure(frames: n, wall: wall, cpu: CPUTime.ofChildren() - cpu0)
     }
 }
