@@ -1,18 +1,25 @@
 import CamHAL
 import Foundation
 
+/// Starts another process that streams `device` of `backend` until the returned closure is called
+/// (which stops it and waits for it to exit). Throws when the process cannot start streaming.
+public typealias ProcessHolder = @Sendable (_ backend: String, _ device: DeviceDescriptor, _ timeout: Double) async throws -> @Sendable () -> Void
+
 /// What a check runs against: one device of one backend, with timeouts stretched by `timeScale`
 /// for slow machines (a TCG virtual machine runs about 10x slower than the host).
 public final class ConformanceContext: @unchecked Sendable {
     public let backend: any CameraBackend
     public let device: DeviceDescriptor
     public let timeScale: Double
+    /// Starts another process streaming a device, where the runner can (the `camhal` tool).
+    public let holder: ProcessHolder?
     private let opened = Locked([Camera]())
 
-    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double) {
+    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?) {
         self.backend = backend
         self.device = device
         self.timeScale = timeScale
+        self.holder = holder
     }
 
     /// Fault injection and device-side observation, when the backend offers them.

@@ -77,12 +77,15 @@ public enum ConformanceSuite {
 
     /// Runs the checks whose clause or ID is in `only` (all when nil) against `device` of `backend`,
     /// printing one line per check through `log` and the summary line last.
+    /// - Parameter holder: starts another process streaming a device (R4b); nil where there is no
+    ///   program to start (under `swift test`), and R4b then skips.
     public static func run(
         backend: any CameraBackend, device: DeviceDescriptor, only: Set<String>? = nil,
-        timeScale: Double = 1, extraAreas: [Area] = [], log: @Sendable (String) -> Void = { print($0) }
+        timeScale: Double = 1, extraAreas: [Area] = [],
+        log: @Sendable (String) -> Void = { print($0) }, holder: ProcessHolder? = nil
     ) async -> Summary {
         var summary = Summary()
-        let context = ConformanceContext(backend: backend, device: device, timeScale: timeScale)
+        let context = ConformanceContext(backend: backend, device: device, timeScale: timeScale, holder: holder)
         log("Conformance of \(backend.identifier) device \(device.id) '\(device.name)'")
         for area in areas + extraAreas {
             let selected = area.checks.filter { check in

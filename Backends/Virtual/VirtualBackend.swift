@@ -53,13 +53,13 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             ],
             hasTorch: true, supportsFocusPoint: true, focusModes: [.continuous, .auto, .locked, .manual],
             formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
-            details: ["kind": "virtual test double"])
+            details: ["kind": "virtual test double", "exclusive-scope": "process"])
         let front = DeviceDescriptor(
             id: "virtual-front", name: "CamHAL virtual camera (front)", backend: "virtual", facing: .front,
             lenses: [Lens(id: "front-wide", kind: .wide, facing: .front, minZoomRatio: 1, maxZoomRatio: 4)],
             hasTorch: false, supportsFocusPoint: false, focusModes: [],
             formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
-            details: ["kind": "virtual test double"])
+            details: ["kind": "virtual test double", "exclusive-scope": "process"])
         return [back, front]
     }
 

@@ -63,7 +63,7 @@ enum ConformanceCommand {
         }
         var total = Summary()
         for (backend, device) in targets {
-            let s = await ConformanceSuite.run(backend: backend, device: device, only: only, timeScale: scale)
+            let s = await ConformanceSuite.run(backend: backend, device: device, only: only, timeScale: scale, holder: HoldCommand.holder)
             total.passed += s.passed
             total.failed += s.failed
             total.skipped += s.skipped

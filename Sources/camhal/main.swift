@@ -6,6 +6,7 @@ let verbs: [Verb] = [
     ProbeCommand.verb,
     ConformanceCommand.verb,
     WatchCommand.verb,
+    HoldCommand.verb,
     CaptureCommand.verb,
     RecordCommand.verb,
     ScanCommand.verb,

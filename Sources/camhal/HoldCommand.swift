@@ -1,0 +1,72 @@
+import CamHAL
+import CamHALBackends
+import CamHALConformance
+import Foundation
+
+/// `camhal hold`: streams a device until killed (or for --seconds), printing `streaming` once the
+/// first frame arrived. The conformance check R4b starts it to hold a device from another process.
+enum HoldCommand {
+    static let verb = Verb(
+        name: "hold", summary: "stream a device until stopped (to test busy devices)",
+        usage: """
+            usage: camhal hold --backend B --device ID [--seconds N]
+              prints 'streaming FORMAT' once the first frame arrived, then streams until killed
+              (or for N seconds) and releases the device
+            """,
+        run: run)
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let a = try Arguments(args, options: ["backend", "device", "seconds"], booleans: [])
+        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        guard let backend = a["backend"], let device = a["device"] else { throw UsageError("--backend and --device are required") }
+        let seconds = try a.double("seconds") ?? 3600
+        let camera = try Backends.registry().open(backend: backend, device: device)
+        let states = camera.stateUpdates()
+        camera.start()
+        for await s in states {
+            if s.isPreviewActive { break }
+            if let e = s.error { throw e }
+        }
+        printNow("streaming \(camera.streamFormat.map(\.description) ?? "?")")
+        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        await camera.stop()
+        return 0
+    }
+
+    /// Starts `camhal hold` (this very program) in a child process for conformance check R4b and
+    /// waits until it streams; the returned closure stops it and waits for it to exit.
+    static let holder: ProcessHolder = { backend, device, timeout in
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = ["hold", "--backend", backend, "--device", device.id]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let stop: @Sendable () -> Void = {
+            if p.isRunning { p.terminate() }
+            p.waitUntilExit()
+        }
+        // Wait for the child's "streaming" line without blocking the cooperative pool.
+        let ready = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async {
+                let handle = out.fileHandleForReading
+                let deadline = Date(timeIntervalSinceNow: timeout)
+                var text = ""
+                while Date() < deadline, p.isRunning || !text.isEmpty {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text += String(decoding: data, as: UTF8.self)
+                    if text.contains("streaming") { return c.resume(returning: true) }
+                }
+                c.resume(returning: false)
+            }
+        }
+        guard ready else {
+            stop()
+            throw CameraError.streamFailed("camhal hold --backend \(backend) --device \(device.id) did not start streaming")
+        }
+        return stop
+    }
+}
