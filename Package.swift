@@ -73,7 +73,7 @@ let package = Package(
             path: "Tests/LibCameraTests"),
         .testTarget(
             name: "CamHALMediaTests",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
             path: "Tests/CamHALMediaTests"),
     ],
     swiftLanguageModes: [.v6],

@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALGStreamer
 import CamHALMedia
 import CamHALVirtual
 import Foundation
@@ -149,5 +150,34 @@ struct AnalysisTests {
         await camera.stop()
         #expect(found.value.count >= 3)
         #expect(Set(found.value) == [Self.cases[0].value])
+    }
+
+    @Test("barcodes shown through a GStreamer source (filesrc ! pngdec ! imagefreeze) decode exactly",
+          .enabled(if: tool("qrencode") && tool("zint"), "needs qrencode and zint (scripts/bootstrap)"),
+          arguments: [0, 1, 2])
+    func throughGStreamer(_ index: Int) async throws {
+        let c = Self.cases[index]
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let png = dir.appendingPathComponent("\(c.name).png")
+        let (status, out) = sh(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
+        try #require(status == 0, "\(c.command): \(out)")
+        // A still image as a camera: a source description (sources and filters only, no sink).
+        let backend = GStreamerBackend(includeTestSource: false)
+        let device = try backend.source(description: "filesrc location=\(png.path) ! pngdec ! imagefreeze is-live=true")
+        let camera = Camera(backend: backend, device: device)
+        let found = Locked([Barcode]())
+        let analysis = ImageAnalysis(camera: camera, analyzer: BarcodeScanner { codes, _ in
+            found.withLock { $0 += codes }
+        })
+        analysis.start()
+        camera.start()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while found.value.isEmpty && Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+        await analysis.stop()
+        await camera.stop()
+        let first = try #require(found.value.first, "nothing decoded; camera state \(camera.currentState)")
+        #expect(first.value == c.value && first.format == c.format)
+        #expect(Set(found.value.map(\.value)) == [c.value])
     }
 }
