@@ -25,6 +25,12 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
 
     private let extra = Locked([GStreamerSource]())
     private let probed = Locked([String: ProbedDevice]())
+    private let skipped = Locked([GStreamerSkippedDevice]())
+
+    /// Devices the last `devices()` call saw but did not list, each with the reason (e.g. V4L2
+    /// media-controller nodes, which only the v4l2 backend can configure). Also shown in the test
+    /// source's details as `gst.skipped <id>`.
+    public var skippedDevices: [GStreamerSkippedDevice] { skipped.value }
     private let includeTestSource: Bool
 
     /// - Parameters:
@@ -66,8 +72,14 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         var out: [DeviceDescriptor] = []
-        if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") { out.append(GStreamerDevices.testDescriptor) }
-        let found = GStreamerDevices.probe()
+        let (found, skipped) = GStreamerDevices.probe()
+        self.skipped.set(skipped)
+        if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
+            var test = GStreamerDevices.testDescriptor
+            // Said where `camhal probe` shows it: the test source is always listed.
+            for s in skipped { test.details["gst.skipped " + s.id] = s.reason }
+            out.append(test)
+        }
         probed.set(Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }))
         out += found.map(\.descriptor)
         out += extra.value.map(\.descriptor)
