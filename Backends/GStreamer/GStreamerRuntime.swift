@@ -20,7 +20,11 @@ enum GStreamerRuntime {
         // pool is stopped by the last one), not at close(). Set before gst_init, once, and only
         // when the user has not chosen.
         setenv("GST_V4L2_FORCE_DRAIN", "1", 0)
-        guard let message = camhal_gst_init_check() else { return nil }
+        guard let message = camhal_gst_init_check() else {
+            // Silence one known-harmless GStreamer-CRITICAL of the v4l2 device provider (see shim.h).
+            _ = camhal_gst_filter_provider_criticals()
+            return nil
+        }
         defer { g_free(message) }
         return String(cString: message)
     }()
