@@ -25,6 +25,14 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
 
     private let extra = Locked([GStreamerSource]())
     private let probed = Locked([String: ProbedDevice]())
+    private let skipped = Locked([GStreamerSkippedDevice]())
+    /// libcamera cameras a binding of this process holds, until its pipeline is really at NULL.
+    private let acquired = Locked(Set<String>())
+
+    /// Devices the last `devices()` call saw but did not list, each with the reason (e.g. V4L2
+    /// media-controller nodes, which only the v4l2 backend can configure). Also shown in the test
+    /// source's details as `gst.skipped <id>`.
+    public var skippedDevices: [GStreamerSkippedDevice] { skipped.value }
     private let includeTestSource: Bool
 
     /// - Parameters:
@@ -66,8 +74,14 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         var out: [DeviceDescriptor] = []
-        if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") { out.append(GStreamerDevices.testDescriptor) }
-        let found = GStreamerDevices.probe()
+        let (found, skipped) = GStreamerDevices.probe()
+        self.skipped.set(skipped)
+        if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
+            var test = GStreamerDevices.testDescriptor
+            // Said where `camhal probe` shows it: the test source is always listed.
+            for s in skipped { test.details["gst.skipped " + s.id] = s.reason }
+            out.append(test)
+        }
         probed.set(Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }))
         out += found.map(\.descriptor)
         out += extra.value.map(\.descriptor)
@@ -101,12 +115,31 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
             return chosen.frameRates[0]
         }()
         let format = StreamFormat(pixelFormat: chosen.pixelFormat, width: chosen.size.width, height: chosen.size.height, frameRate: rate)
-        let pipeline = try buildPipeline(origin, deviceID: id, format: format)
+        // libcamera lets a camera be acquired once; a second libcamerasrc on a camera this process
+        // already streams hangs in its state change instead of failing (seen with 0.0.3), so the
+        // backend refuses it at once (R4). Other sources report busy through their own errors.
+        var released: @Sendable () -> Void = {}
+        if case .device(let d) = origin, d.descriptor.details["gst.provider"] == "libcameraprovider" {
+            let claimed = acquired.withLock { $0.insert(id).inserted }
+            guard claimed else {
+                throw .busy(device: id, detail: "libcamera allows one session per camera and this process is already streaming it")
+            }
+            let acquired = self.acquired
+            released = { _ = acquired.withLock { $0.remove(id) } }
+        }
+        let pipeline: UnsafeMutablePointer<GstElement>
+        do {
+            pipeline = try buildPipeline(origin, deviceID: id, format: format)
+        } catch {
+            released()
+            throw error
+        }
         // Device sources bring their own bounded pools (V4L2 and libcamera buffers); the test source,
         // decoders and descriptions get one from the appsink so held frames cannot grow memory (R2).
         return try GStreamerBinding(
             pipeline: pipeline, deviceID: id, format: format, sink: sink,
-            poolLimit: origin.isDevice ? nil : maxBuffers + 5, maxOutstanding: maxBuffers + 5)
+            poolLimit: origin.isDevice ? nil : maxBuffers + 5, maxOutstanding: maxBuffers + 5,
+            onReleased: released)
     }
 
     enum Origin {

@@ -31,7 +31,16 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
     /// - Parameter poolLimit: when set, the appsink answers allocation queries with a pool of at
     ///   most this many buffers (for sources that would otherwise allocate without bound).
-    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8) throws(CameraError) {
+    /// Runs once the pipeline has really reached NULL and been dropped (also when `init` throws).
+    private let onReleased: @Sendable () -> Void
+    /// How long `close()` waits for the pipeline to reach NULL before giving up on it (it then
+    /// finishes, and calls `onReleased`, in the background).
+    static let closeTimeout: Double = 5
+
+    /// - Parameter onReleased: called once the device is released (pipeline at NULL and dropped),
+    ///   or at once when `init` throws.
+    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8, onReleased: @escaping @Sendable () -> Void = {}) throws(CameraError) {
+        self.onReleased = onReleased
         self.pipeline = pipeline
         self.deviceID = deviceID
         self.format = format
@@ -40,6 +49,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         guard let sinkElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_sink"),
               let cropElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_crop") else {
             gst_object_unref(pipeline)
+            onReleased()
             throw .configurationFailed("pipeline for \(deviceID) lacks CamHAL's crop or appsink stage")
         }
         appsink = camhal_gst_app_sink(sinkElement)
@@ -60,6 +70,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
             gst_object_unref(pipeline)
+            onReleased()
             throw error ?? .configurationFailed("GStreamer could not start the pipeline of \(deviceID)")
         }
         let thread = Thread { [self] in run() }
@@ -125,6 +136,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
 
     /// Wraps a sample in a zero-copy frame and hands it to the core.
     private func deliver(_ sample: OpaquePointer, sequence: UInt64, cache: inout CapsCache) {
+        if stopping.value {  // close() has begun: no frame after it returns
+            gst_sample_unref(sample)
+            return
+        }
         let admitted = outstanding.withLock { n -> Bool in
             guard n < maxOutstanding else { return false }
             n += 1
@@ -188,16 +203,37 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
 
-    /// Stops the pipeline (state NULL, synchronous), joins the pulling thread and drops the
-    /// pipeline. Frames the app still holds keep their own buffer references.
+    /// Stops the pipeline (state NULL), joins the pulling thread and drops the pipeline. Frames
+    /// the app still holds keep their own buffer references.
+    ///
+    /// Never hangs: the pulling thread stops on its own (it polls the appsink with a 100 ms
+    /// timeout), so no frame is delivered after this returns; the NULL state change runs on a
+    /// helper thread and is waited for at most `closeTimeout` seconds. A source stuck in its stop
+    /// (seen with libcamerasrc) is then left to finish in the background, where the pipeline is
+    /// dropped and `onReleased` runs when it does; a line on stderr says so.
     func close() {
         guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
-        _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+        // Only values, not self: close() also runs from deinit.
+        let owned = Teardown(pipeline: pipeline, appsink: appsink, crop: crop, onReleased: onReleased)
+        let released = DispatchSemaphore(value: 0)
+        let pullJoined = DispatchSemaphore(value: 0)
+        let teardown = Thread {
+            _ = gst_element_set_state(owned.pipeline, GST_STATE_NULL)
+            pullJoined.wait()
+            owned.crop.detach()
+            gst_object_unref(UnsafeMutableRawPointer(owned.appsink))
+            gst_object_unref(owned.pipeline)
+            owned.onReleased()
+            released.signal()
+        }
+        teardown.name = "camhal.gstreamer.close"
+        teardown.start()
         finished.wait()
-        crop.detach()
-        gst_object_unref(UnsafeMutableRawPointer(appsink))
-        gst_object_unref(pipeline)
+        pullJoined.signal()
+        if released.wait(timeout: .now() + Self.closeTimeout) == .timedOut {
+            FileHandle.standardError.write(Data("camhal: gstreamer: \(deviceID) did not stop within \(Int(Self.closeTimeout)) s; it is released in the background when GStreamer lets go\n".utf8))
+        }
     }
 
     // MARK: Errors
@@ -236,6 +272,14 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let detail = d.isEmpty ? "" : " [\(d.split(separator: "\n").first ?? "")]"
         return .streamFailed("\(deviceID): \(t) (element \(element))\(detail)")
     }
+}
+
+/// What `close()` hands to its teardown thread: the pipeline's references, dropped there.
+private struct Teardown: @unchecked Sendable {
+    let pipeline: UnsafeMutablePointer<GstElement>
+    let appsink: UnsafeMutablePointer<GstAppSink>
+    let crop: CropControl
+    let onReleased: @Sendable () -> Void
 }
 
 /// A mapped sample kept alive by a frame.

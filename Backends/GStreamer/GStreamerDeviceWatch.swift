@@ -11,7 +11,7 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
     private let cancelled = Locked(false)
 
     init(backend: GStreamerBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) {
-        let known = Set(GStreamerDevices.probe().map(\.descriptor.id))
+        let known = Set(GStreamerDevices.probe().devices.map(\.descriptor.id))
         let stopping = self.stopping
         let finished = self.finished
         let thread = Thread { [weak backend] in
@@ -38,6 +38,7 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
                     guard let dev else { continue }
                     defer { gst_object_unref(UnsafeMutableRawPointer(dev)) }
                     guard gst_device_has_classes(dev, "Video/Source") != 0,
+                          GStreamerDevices.skipRecord(dev, provider: name) == nil,
                           let d = GStreamerDevices.descriptor(dev, provider: name) else { continue }
                     if added {
                         guard !present.contains(d.id) else { continue }

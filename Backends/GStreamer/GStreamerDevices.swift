@@ -2,6 +2,15 @@ import CGStreamer
 import CamHAL
 import Foundation
 
+/// A device a GStreamer device provider listed that CamHAL does not offer through this backend,
+/// and why (see `GStreamerBackend.skippedDevices`).
+public struct GStreamerSkippedDevice: Sendable, Hashable {
+    /// The ID it would have had (`v4l2:/dev/video4`).
+    public let id: String
+    /// Why it is not listed, and what to use instead.
+    public let reason: String
+}
+
 /// A device one of GStreamer's device providers lists, with the GstDevice kept to create its source.
 struct ProbedDevice: @unchecked Sendable {
     let descriptor: DeviceDescriptor
@@ -35,8 +44,23 @@ enum GStreamerDevices {
         }
     }
 
-    static func probe() -> [ProbedDevice] {
+    /// `V4L2_CAP_IO_MC`: the node's format is driven by its media-controller pipeline.
+    static let capIOMC: UInt32 = 0x2000_0000
+
+    /// Why a V4L2 node with these device capabilities cannot stream through `v4l2src`, or nil.
+    ///
+    /// Media-controller-centric nodes (`V4L2_CAP_IO_MC`, e.g. vimc's capture nodes, ISP and CSI
+    /// receiver nodes) stream only after their media pipeline's links and pad formats are set;
+    /// v4l2src does not do that and fails with "Failed to allocate required memory" (EPIPE at
+    /// STREAMON). CamHAL's V4L2 backend configures the pipeline, so they are left to it.
+    static func skipReason(deviceCaps: UInt32) -> String? {
+        guard deviceCaps & capIOMC != 0 else { return nil }
+        return "media-controller node (V4L2_CAP_IO_MC): v4l2src cannot configure its media pipeline; use the v4l2 backend"
+    }
+
+    static func probe() -> (devices: [ProbedDevice], skipped: [GStreamerSkippedDevice]) {
         var out: [ProbedDevice] = []
+        var skipped: [GStreamerSkippedDevice] = []
         var seen: Set<String> = []
         for provider in providerNames {
             guard let p = gst_device_provider_factory_get_by_name(provider) else { continue }
@@ -49,6 +73,10 @@ enum GStreamerDevices {
                 guard let raw = n.pointee.data else { continue }
                 let dev = camhal_gst_device(raw)
                 guard gst_device_has_classes(dev, "Video/Source") != 0 else { continue }
+                if let skip = skipRecord(dev, provider: provider) {
+                    skipped.append(skip)
+                    continue
+                }
                 guard var d = descriptor(dev, provider: provider) else { continue }
                 var id = d.id
                 var k = 2
@@ -58,7 +86,19 @@ enum GStreamerDevices {
                 out.append(ProbedDevice(descriptor: d, device: GstObjectRef(retaining: raw)))
             }
         }
-        return out
+        return (out, skipped)
+    }
+
+    /// The skip record of a device CamHAL does not list through this provider, or nil.
+    static func skipRecord(_ dev: UnsafeMutablePointer<GstDevice>?, provider: String) -> GStreamerSkippedDevice? {
+        guard provider == "v4l2deviceprovider", let props = gst_device_get_properties(dev) else { return nil }
+        defer { gst_structure_free(props) }
+        var caps: guint = 0
+        guard gst_structure_get_uint(props, "v4l2.device.device_caps", &caps) != 0,
+              let reason = skipReason(deviceCaps: UInt32(caps)) else { return nil }
+        let path = gst_structure_get_string(props, "device.path").map { String(cString: $0) }
+            ?? takeGString(gst_device_get_display_name(dev)) ?? "unnamed"
+        return GStreamerSkippedDevice(id: prefix(provider: provider) + ":" + path, reason: reason)
     }
 
     /// The descriptor of one provider device: formats from its caps, facing from its properties.

@@ -205,4 +205,18 @@ static inline gulong camhal_gst_bound_allocation(GstPad *pad, guint max) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, camhal_gst_allocation_probe_cb, GUINT_TO_POINTER(max), NULL);
 }
 
+
+/// GStreamer 1.22's v4l2 device provider probes each node with a v4l2 object that has no element,
+/// and its error paths then post element messages on NULL: one GStreamer-CRITICAL
+/// "gst_element_message_full_with_details: assertion 'GST_IS_ELEMENT (element)' failed" per
+/// message while listing devices (8 per listing on the VM's vivid nodes), although the listing is
+/// right. This handler drops exactly that message and passes every other one to GLib's default.
+static inline void camhal_gst_log_filter(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    if (message && g_strstr_len(message, -1, "gst_element_message_full_with_details") && g_strstr_len(message, -1, "GST_IS_ELEMENT (element)")) return;
+    g_log_default_handler(domain, level, message, data);
+}
+static inline guint camhal_gst_filter_provider_criticals(void) {
+    return g_log_set_handler("GStreamer", G_LOG_LEVEL_CRITICAL, camhal_gst_log_filter, NULL);
+}
+
 #endif
