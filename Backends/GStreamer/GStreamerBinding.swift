@@ -36,6 +36,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// How long `close()` waits for the pipeline to reach NULL before giving up on it (it then
     /// finishes, and calls `onReleased`, in the background).
     static let closeTimeout: Double = 5
+    /// Longest wait for the pipeline to reach PLAYING before bind gives up with busy.
+    static let startTimeout: Double = 10
 
     /// - Parameter onReleased: called once the device is released (pipeline at NULL and dropped),
     ///   or at once when `init` throws.
@@ -58,7 +60,31 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             _ = camhal_gst_bound_allocation(pad, guint(poolLimit))
             gst_object_unref(UnsafeMutableRawPointer(pad))
         }
-        let change = gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        // The state change runs on a helper thread and is waited for at most `startTimeout`:
+        // libcamerasrc 0.0.3 can block for ever when another process holds the camera ("Failed
+        // to setup link ... busy"), and bind must answer within bounded time (R4: busy, not a hang).
+        let pipelineRef = PipelinePointer(value: pipeline)
+        let changed = DispatchSemaphore(value: 0)
+        let result = Locked(GST_STATE_CHANGE_FAILURE)
+        Thread {
+            let r = gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
+            result.set(r)
+            changed.signal()
+        }.start()
+        if changed.wait(timeout: .now() + Self.startTimeout) == .timedOut {
+            let error = Self.pendingError(pipeline, deviceID: deviceID)
+            // Left to finish (and be dropped) in the background; the device stays with whoever holds it.
+            Thread {
+                changed.wait()
+                _ = gst_element_set_state(pipelineRef.value, GST_STATE_NULL)
+                gst_object_unref(pipelineRef.value)
+            }.start()
+            crop.detach()
+            gst_object_unref(UnsafeMutableRawPointer(sinkElement))
+            onReleased()
+            throw error ?? .busy(device: deviceID, detail: "the source did not start within \(Int(Self.startTimeout)) s (held by another process?)")
+        }
+        let change = result.value
         // A live source (a camera, `is-live=true`) must never wait for the app: the appsink drops
         // the oldest sample when full. A non-live one (a file, an unpaced test description) is
         // back-pressured instead, so it loses no frame.
@@ -275,6 +301,11 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
 }
 
 /// What `close()` hands to its teardown thread: the pipeline's references, dropped there.
+/// A pipeline pointer carried to a helper thread (GStreamer objects are thread-safe refcounted).
+private struct PipelinePointer: @unchecked Sendable {
+    let value: UnsafeMutablePointer<GstElement>
+}
+
 private struct Teardown: @unchecked Sendable {
     let pipeline: UnsafeMutablePointer<GstElement>
     let appsink: UnsafeMutablePointer<GstAppSink>

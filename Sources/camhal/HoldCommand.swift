@@ -46,6 +46,10 @@ enum HoldCommand {
         try p.run()
         let stop: @Sendable () -> Void = {
             if p.isRunning { p.terminate() }
+            // A child stuck in a camera stack's teardown must not hang the suite: SIGKILL after 3 s.
+            let deadline = Date(timeIntervalSinceNow: 3)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
             p.waitUntilExit()
         }
         // Wait for the child's "streaming" line without blocking the cooperative pool.
