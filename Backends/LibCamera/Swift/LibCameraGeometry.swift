@@ -1,19 +1,7 @@
 import CamHAL
 
-/// A rectangle in sensor pixels (libcamera `Rectangle`).
-public struct SensorRect: Sendable, Hashable, CustomStringConvertible {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
-    public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
-    public var description: String { "(\(x), \(y))/\(width)x\(height)" }
-}
+/// A rectangle in sensor pixels (libcamera `Rectangle`): CamHAL's own pixel rectangle.
+public typealias SensorRect = PixelRect
 
 /// Crop and focus-window arithmetic in ScalerCropMaximum coordinates (pure, host-testable).
 public enum LibCameraGeometry {
