@@ -125,35 +125,31 @@ public final class JPEGCodec: @unchecked Sendable {
             throw CameraError.invalidArgument(name: "frame", value: frame.description, reason: "no data")
         }
         let bytes = JPEGSegments.withHuffmanTables(Array(plane.bytes))
-        let h = try takeDecompressor()
-        defer { giveBack(h) }
-        return try bytes.withUnsafeBufferPointer { (b) throws(CameraError) -> PackedImage in
-            var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
-            guard tjDecompressHeader3(h, b.baseAddress, UInt(b.count), &w, &ht, &sub, &cs) == 0 else {
-                throw CameraError.streamFailed("MJPEG frame \(frame.sequence) unreadable: \(Self.lastError(h))")
-            }
-            let out = PackedImage(format: .bgra, width: Int(w), height: Int(ht))
-            guard tjDecompress2(h, b.baseAddress, UInt(b.count), out.storage, w, Int32(out.bytesPerRow), ht,
-                                Int32(TJPF_BGRA.rawValue), 0) == 0 else {
-                throw CameraError.streamFailed("MJPEG frame \(frame.sequence) decode failed: \(Self.lastError(h))")
-            }
-            return out
-        }
+        return try decode(bytes, to: .bgra, pixelFormat: TJPF_BGRA,
+                          unreadable: "MJPEG frame \(frame.sequence) unreadable", failed: "MJPEG frame \(frame.sequence) decode failed")
     }
 
     /// Decodes a JPEG to 8-bit gray (for checks that compare pictures).
     public func decodeGray(_ jpeg: [UInt8]) throws(CameraError) -> PackedImage {
+        try decode(jpeg, to: .gray8, pixelFormat: TJPF_GRAY, unreadable: "not a readable JPEG", failed: "JPEG decode failed")
+    }
+
+    /// Decodes `jpeg` into a new packed image of `format` with a pooled decompressor; the two
+    /// messages prefix TurboJPEG's own error.
+    private func decode(_ jpeg: [UInt8], to format: PixelFormat, pixelFormat: TJPF, unreadable: String, failed: String)
+        throws(CameraError) -> PackedImage
+    {
         let h = try takeDecompressor()
         defer { giveBack(h) }
         return try jpeg.withUnsafeBufferPointer { (b) throws(CameraError) -> PackedImage in
             var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
             guard tjDecompressHeader3(h, b.baseAddress, UInt(b.count), &w, &ht, &sub, &cs) == 0 else {
-                throw CameraError.streamFailed("not a readable JPEG: \(Self.lastError(h))")
+                throw CameraError.streamFailed("\(unreadable): \(Self.lastError(h))")
             }
-            let out = PackedImage(format: .gray8, width: Int(w), height: Int(ht))
+            let out = PackedImage(format: format, width: Int(w), height: Int(ht))
             guard tjDecompress2(h, b.baseAddress, UInt(b.count), out.storage, w, Int32(out.bytesPerRow), ht,
-                                Int32(TJPF_GRAY.rawValue), 0) == 0 else {
-                throw CameraError.streamFailed("JPEG decode failed: \(Self.lastError(h))")
+                                Int32(pixelFormat.rawValue), 0) == 0 else {
+                throw CameraError.streamFailed("\(failed): \(Self.lastError(h))")
             }
             return out
         }
