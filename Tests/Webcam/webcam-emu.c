@@ -1139,9 +1139,15 @@ static int ctl(int argc, char **argv) {
 }
 
 /* webcam-emu verify yuyv|mjpeg W H FILE: checks a `v4l2-ctl --stream-to` capture of this
- * emulator's frames and prints "frames=N counters=A..B missing=M bad=K luma=L..H maxgap=Gms"
- * (luma: the middle row's range, which shows the zoom; bad: frames whose stamp or JPEG
- * structure is broken; maxgap: the longest time between two frames' send stamps).  Exit 0 if at least one good frame was found. */
+ * emulator's frames and prints
+ *   frames=N counters=A..B missing=M bad=K reordered=R luma=L..H maxgap=Gms
+ * frames: frames with a valid stamp (YUYV: counter + a send time not in the future;
+ * MJPEG: SOI, the CAMHAL COM segment and an EOI); bad: frames without one, or repeated;
+ * missing: counters between A and B never seen; reordered: frames delivered after one
+ * with a higher counter (uvcvideo in 6.1 completes buffers from an unordered workqueue,
+ * so under load two frames can swap); luma: the middle row's range of YUYV frames
+ * (shows the zoom); maxgap: the longest time between consecutive send stamps.
+ * Exit 0 if at least one valid frame was found. */
 static int verify(int argc, char **argv) {
     if (argc != 4) { fprintf(stderr, "usage: webcam-emu verify yuyv|mjpeg W H FILE\n"); return 2; }
     bool yuyv = !strcmp(argv[0], "yuyv");
@@ -1154,54 +1160,85 @@ static int verify(int argc, char **argv) {
     uint8_t *b = malloc((size_t)n + 1);
     if (n && fread(b, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "webcam-emu verify: short read\n"); return 2; }
     fclose(f);
-    long frames = 0, bad = 0;
-    uint64_t first = 0, last = 0, last_t = 0, maxgap = 0;
+    long cap = 1024, nf = 0, bad = 0, reordered = 0;
+    uint64_t *cs = malloc(sizeof(uint64_t) * (size_t)cap), *ts = malloc(sizeof(uint64_t) * (size_t)cap);
+    uint64_t now = now_ns();
     int lmin = 255, lmax = 0;
-    if (yuyv) {
-        long fs = w * h * 2;
-        for (long off = 0; off + fs <= n; off += fs) {
-            uint64_t c = 0, t = 0;
+    for (long off = 0; off < n;) {
+        uint64_t c = 0, t = 0;
+        bool ok;
+        long next;
+        if (yuyv) {
+            long fs = w * h * 2;
+            if (off + fs > n) break;
             for (int i = 7; i >= 0; i--) c = c << 8 | b[off + i];
             for (int i = 15; i >= 8; i--) t = t << 8 | b[off + i];
-            if (frames && c <= last) { bad++; continue; }
-            if (!frames) first = c;
-            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
-            last = c;
-            last_t = t;
-            frames++;
-            const uint8_t *row = b + off + (h / 2) * w * 2;
-            for (long x = 0; x < w; x++) { if (row[2 * x] < lmin) lmin = row[2 * x]; if (row[2 * x] > lmax) lmax = row[2 * x]; }
-        }
-    } else {
-        for (long off = 0; off + 4 < n; off++) {
-            if (!(b[off] == 0xff && b[off + 1] == 0xd8)) continue;
-            unsigned long long c = 0, t = 0;
-            bool ok = b[off + 2] == 0xff && b[off + 3] == 0xfe;
+            ok = t > 0 && t <= now && c < (1ull << 40);
+            if (ok) {
+                const uint8_t *row = b + off + (h / 2) * w * 2;
+                for (long x = 0; x < w; x++) { if (row[2 * x] < lmin) lmin = row[2 * x]; if (row[2 * x] > lmax) lmax = row[2 * x]; }
+            }
+            next = off + fs;
+        } else {
+            if (!(b[off] == 0xff && off + 1 < n && b[off + 1] == 0xd8)) { off++; continue; }
+            unsigned long long cc = 0, tt = 0;
+            ok = off + 6 < n && b[off + 2] == 0xff && b[off + 3] == 0xfe;
             if (ok) {
                 char com[80] = "";
                 int len = (b[off + 4] << 8 | b[off + 5]) - 2;
                 if (len > 0 && len < 79 && off + 6 + len <= n) memcpy(com, b + off + 6, (size_t)len);
-                ok = sscanf(com, "CAMHAL %llu %llu", &c, &t) == 2;
+                ok = sscanf(com, "CAMHAL %llu %llu", &cc, &tt) == 2;
             }
-            /* the frame must end with EOI before the next SOI */
             long end = off + 2;
             while (end + 1 < n && !(b[end] == 0xff && b[end + 1] == 0xd9)) end++;
             if (end + 1 >= n) ok = false;
-            if (!ok || (frames && c <= last)) { bad++; continue; }
-            if (!frames) first = c;
-            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
-            last = c;
-            last_t = t;
-            frames++;
-            off = end;
+            c = cc;
+            t = tt;
+            next = end + 2;
         }
-        lmin = lmax = 0;
+        for (long i = 0; ok && i < nf; i++)
+            if (cs[i] == c) ok = false; /* a repeat */
+        if (!ok) {
+            if (bad++ < 3) {
+                fprintf(stderr, "verify: frame at offset %ld has no valid stamp:", off);
+                for (int i = 0; i < 16 && off + i < n; i++) fprintf(stderr, " %02x", b[off + i]);
+                fprintf(stderr, "\n");
+            }
+        } else {
+            if (nf == cap) {
+                cap *= 2;
+                cs = realloc(cs, sizeof(uint64_t) * (size_t)cap);
+                ts = realloc(ts, sizeof(uint64_t) * (size_t)cap);
+            }
+            if (nf && c < cs[nf - 1]) reordered++;
+            cs[nf] = c;
+            ts[nf++] = t;
+        }
+        off = next;
     }
-    long missing = frames ? (long)(last - first + 1) - frames : 0;
-    printf("frames=%ld counters=%llu..%llu missing=%ld bad=%ld luma=%d..%d maxgap=%llums\n", frames, (unsigned long long)first,
-           (unsigned long long)last, missing, bad, lmin, lmax, (unsigned long long)(maxgap / 1000000));
+    uint64_t first = UINT64_MAX, last = 0, maxgap = 0;
+    for (long i = 0; i < nf; i++) {
+        if (cs[i] < first) first = cs[i];
+        if (cs[i] > last) last = cs[i];
+    }
+    /* longest gap between send times, in counter order (insertion sort by counter) */
+    for (long i = 1; i < nf; i++)
+        for (long j = i; j > 0 && cs[j] < cs[j - 1]; j--) {
+            uint64_t x = cs[j]; cs[j] = cs[j - 1]; cs[j - 1] = x;
+            x = ts[j]; ts[j] = ts[j - 1]; ts[j - 1] = x;
+        }
+    for (long i = 1; i < nf; i++)
+        if (ts[i] > ts[i - 1] && ts[i] - ts[i - 1] > maxgap) maxgap = ts[i] - ts[i - 1];
+    if (!nf) first = 0;
+    if (!yuyv || !nf) lmin = lmax = 0;
+    long missing = nf ? (long)(last - first + 1) - nf : 0;
+    printf("frames=%ld counters=%llu..%llu missing=%ld bad=%ld reordered=%ld luma=%d..%d maxgap=%llums\n", nf,
+           (unsigned long long)first, (unsigned long long)last, missing, bad, reordered, lmin, lmax,
+           (unsigned long long)(maxgap / 1000000));
+    free(cs);
+    free(ts);
     free(b);
-    return frames > 0 ? 0 : 1;
+    return nf > 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
