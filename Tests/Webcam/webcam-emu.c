@@ -861,6 +861,20 @@ static void write_udev(const char *sysdev, const char *node, bool video) {
     if (symlink(target, link) == 0 && D.n_written < 8) snprintf(D.written[D.n_written++], 160, "%s", link);
 }
 
+/* Writes udev entries for our devices in sysfs directory DIR named PREFIX<n>; the USB
+ * device is UP levels above each. */
+static void write_udev_all(const char *dir, const char *prefix, int up, bool video) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[PATH_MAX];
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (ours(p, up)) write_udev(p, e->d_name, video);
+    }
+    if (d) closedir(d);
+}
+
 /* Looks for our capture node; once there, publishes it.  Returns true when found. */
 static bool find_node(void) {
     char cap[300] = "";
@@ -886,20 +900,8 @@ static bool find_node(void) {
     if (access(devnode, F_OK) != 0) return false;
     snprintf(D.node, sizeof D.node, "%s", devnode);
     if (D.udev) {
-        d = opendir("/sys/class/video4linux");
-        while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, "video", 5)) continue;
-            snprintf(p, sizeof p, "/sys/class/video4linux/%s", e->d_name);
-            if (ours(p, 3)) write_udev(p, e->d_name, true);
-        }
-        if (d) closedir(d);
-        d = opendir("/sys/bus/media/devices");
-        while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, "media", 5)) continue;
-            snprintf(p, sizeof p, "/sys/bus/media/devices/%s", e->d_name);
-            if (ours(p, 2)) write_udev(p, e->d_name, false);
-        }
-        if (d) closedir(d);
+        write_udev_all("/sys/class/video4linux", "video", 3, true);
+        write_udev_all("/sys/bus/media/devices", "media", 2, false);
     }
     snprintf(p, sizeof p, "%s/%s.node", D.sockdir, D.serial);
     char tmp[PATH_MAX + 8];
