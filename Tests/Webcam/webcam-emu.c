@@ -33,9 +33,9 @@
  *   encoded again whenever the format or the zoom/pan/tilt changes) with a COM segment
  *   "CAMHAL <counter> <send_ns>" right after SOI.
  * - With --udev, after every plug the program writes what udevd would (there is none in
- *   the VM): /run/udev/data/c<maj>:<min> for its video and media nodes and the
- *   /dev/char/<maj>:<min> links, and /run/camhal-webcam/<serial>.node naming the capture
- *   node; on unplug it removes them.
+ *   the VM): /run/udev/data/c<maj>:<min> for its video and media nodes, the
+ *   /dev/char/<maj>:<min> links and /dev/v4l/by-id, by-path links, and
+ *   /run/camhal-webcam/<serial>.node naming the capture node; on unplug it removes them.
  */
 #define _GNU_SOURCE
 #include "profile.h"
@@ -241,6 +241,8 @@ static int string_desc(const char *s, uint8_t *out) {
 
 /* ---------------------------------------------------------------- device state */
 
+#define MAX_WRITTEN 16
+
 typedef struct Urb {
     uint32_t seq, ep, len;
     int npk;
@@ -289,7 +291,7 @@ static struct {
     uint64_t node_deadline_ns, attach_retry_ns;
     char node[300];
     int replug_client;
-    char written[8][160]; /* udev files and links we created */
+    char written[MAX_WRITTEN][400]; /* udev files and links we created */
     int n_written;
 } D;
 
@@ -514,7 +516,7 @@ static void probe_decode(const uint8_t *in, uint32_t len, Probe *pr) {
 }
 
 /* GET_* answer for one UVC control (selector) of a unit; returns length or -1 (stall). */
-static int ctrl_get(int unit, int sel, int req, uint8_t *out, uint32_t *set_len) {
+static int ctrl_get(int unit, int sel, int req, uint8_t *out) {
     const CtrlDef *first = NULL;
     for (int i = 0; i < n_ctrl_defs; i++) {
         const CtrlDef *d = &ctrl_defs[i];
@@ -523,14 +525,13 @@ static int ctrl_get(int unit, int sel, int req, uint8_t *out, uint32_t *set_len)
         if (!first) {
             first = d;
             memset(out, 0, d->size);
-            if (req == 0x86) { out[0] = v->info; *set_len = 1; return 1; }
-            if (req == 0x85) { put_le16(out, d->size); *set_len = 2; return 2; }
+            if (req == 0x86) { out[0] = v->info; return 1; }
+            if (req == 0x85) { put_le16(out, d->size); return 2; }
         }
         int32_t x = req == 0x81 ? v->cur : req == 0x82 ? v->min : req == 0x83 ? v->max : req == 0x84 ? v->res : v->def;
         for (int b = 0; b < d->vsize; b++) out[d->offset + b] = (uint8_t)((uint32_t)x >> (8 * b));
     }
     if (!first) return -1;
-    *set_len = first->size;
     return first->size;
 }
 
@@ -597,7 +598,6 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
     if (type != 1) return -1;
     int intf = wi & 0xff, ent = wi >> 8, cs = wv >> 8;
     bool get = rt & 0x80;
-    uint32_t len;
     if (intf == 1 && ent == 0 && (cs == 1 || cs == 2)) { /* VS probe / commit */
         Probe *pr = cs == 1 ? &D.probe : &D.commit;
         if (!get) {
@@ -631,7 +631,7 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
             return 0;
         }
         if (req < 0x81 || req > 0x87) { D.last_error = 0x07; return -1; }
-        int n = ctrl_get(unit, cs, req, out, &len);
+        int n = ctrl_get(unit, cs, req, out);
         if (n < 0) { D.last_error = 0x06; return -1; }
         D.last_error = 0;
         return n < wl ? n : wl;
@@ -832,33 +832,70 @@ static bool ours(const char *cls, int up) {
     return read_line_file(s, serial, sizeof serial) && !strcmp(serial, D.serial);
 }
 
+static void remember(const char *path) {
+    if (D.n_written < MAX_WRITTEN) snprintf(D.written[D.n_written++], sizeof D.written[0], "%s", path);
+}
+
+/* A symlink LINK -> TARGET that forget_udev() removes again. */
+static void udev_link(const char *target, const char *link) {
+    unlink(link);
+    if (symlink(target, link) == 0) remember(link);
+}
+
+/* udev's usb_id string sanitising: spaces become '_', other odd characters are dropped. */
+static void udev_string(char *out, size_t n, const char *in) {
+    size_t k = 0;
+    for (; *in && k + 1 < n; in++) {
+        unsigned char c = (unsigned char)*in;
+        if (c == ' ') out[k++] = '_';
+        else if (c > ' ' && c < 0x7f && c != '/' && c != '\\') out[k++] = (char)c;
+    }
+    out[k] = '\0';
+}
+
+/* What udevd (60-persistent-v4l.rules, usb_id, path_id, v4l_id) would have created for
+ * one of our nodes: the database entry, /dev/char/<maj>:<min>, and for video nodes the
+ * /dev/v4l/by-id and by-path links. */
 static void write_udev(const char *sysdev, const char *node, bool video) {
-    char p[PATH_MAX], majmin[32], db[160], link[160];
+    char p[PATH_MAX], majmin[32], db[160], link[400], target[96];
     snprintf(p, sizeof p, "%s/dev", sysdev);
     if (!read_line_file(p, majmin, sizeof majmin)) return;
+    char vendor[MAX_TEXT], model[MAX_TEXT], id_serial[3 * MAX_TEXT + 8], id_path[64], idx[16] = "0";
+    udev_string(vendor, sizeof vendor, D.prof.manufacturer);
+    udev_string(model, sizeof model, D.prof.product);
+    snprintf(id_serial, sizeof id_serial, "%s_%s_%s", vendor, model, D.serial);
+    snprintf(id_path, sizeof id_path, "platform-vhci_hcd.0-usb-0:%d:1.0", D.port + 1);
+    snprintf(p, sizeof p, "%s/index", sysdev);
+    if (video) read_line_file(p, idx, sizeof idx);
     snprintf(db, sizeof db, "/run/udev/data/c%s", majmin);
     FILE *f = fopen(db, "w");
     if (f) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         fprintf(f, "I:%llu\n", (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
-        if (video) {
-            char idx[16] = "0";
-            snprintf(p, sizeof p, "%s/index", sysdev);
-            read_line_file(p, idx, sizeof idx);
+        if (video)
             fprintf(f, "E:ID_V4L_VERSION=2\nE:ID_V4L_PRODUCT=%s\nE:ID_V4L_CAPABILITIES=:%s:\n", D.prof.product,
                     strcmp(idx, "0") ? "" : "capture");
-        }
-        fprintf(f, "E:ID_BUS=usb\nE:ID_VENDOR_ID=%04x\nE:ID_MODEL_ID=%04x\nE:ID_SERIAL_SHORT=%s\n", D.prof.vid, D.prof.pid, D.serial);
+        fprintf(f, "E:ID_BUS=usb\nE:ID_VENDOR=%s\nE:ID_VENDOR_ID=%04x\nE:ID_MODEL=%s\nE:ID_MODEL_ID=%04x\n"
+                   "E:ID_SERIAL=%s\nE:ID_SERIAL_SHORT=%s\nE:ID_USB_INTERFACE_NUM=00\nE:ID_PATH=%s\n",
+                vendor, D.prof.vid, model, D.prof.pid, id_serial, D.serial, id_path);
         fclose(f);
-        if (D.n_written < 8) snprintf(D.written[D.n_written++], 160, "%s", db);
+        remember(db);
     }
     mkdir("/dev/char", 0755);
     snprintf(link, sizeof link, "/dev/char/%s", majmin);
-    char target[96];
     snprintf(target, sizeof target, "../%s", node);
-    unlink(link);
-    if (symlink(target, link) == 0 && D.n_written < 8) snprintf(D.written[D.n_written++], 160, "%s", link);
+    udev_link(target, link);
+    if (video) {
+        mkdir("/dev/v4l", 0755);
+        mkdir("/dev/v4l/by-id", 0755);
+        mkdir("/dev/v4l/by-path", 0755);
+        snprintf(target, sizeof target, "../../%s", node);
+        snprintf(link, sizeof link, "/dev/v4l/by-id/usb-%s-video-index%s", id_serial, idx);
+        udev_link(target, link);
+        snprintf(link, sizeof link, "/dev/v4l/by-path/%s-video-index%s", id_path, idx);
+        udev_link(target, link);
+    }
 }
 
 /* Writes udev entries for our devices in sysfs directory DIR named PREFIX<n>; the USB
