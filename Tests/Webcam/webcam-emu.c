@@ -1081,12 +1081,12 @@ static int run(int argc, char **argv) {
         int timeout = 1000;
         if (D.want_node || D.replug_client >= 0) timeout = 50;
         if (D.streaming && D.video_q) {
-            if (D.in_flight || D.need_zlp) timeout = 0;
-            else {
-                uint64_t due = D.next_frame_ns > D.stall_until_ns ? D.next_frame_ns : D.stall_until_ns;
-                int ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
-                if (ms < timeout) timeout = ms;
-            }
+            /* the next thing to send: the rest of the frame in flight, or the next frame;
+             * either waits for the end of a stall */
+            uint64_t due = D.in_flight || D.need_zlp ? now : D.next_frame_ns;
+            if (D.stall_until_ns > due) due = D.stall_until_ns;
+            int ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
+            if (ms < timeout) timeout = ms;
         }
         struct pollfd pf[2 + MAX_CLIENTS];
         int n = 0;
@@ -1131,7 +1131,7 @@ static int run(int argc, char **argv) {
             D.next_frame_ns += iv;
             if (D.next_frame_ns + iv < now) D.next_frame_ns = now + iv; /* fell behind: do not burst */
         }
-        while (D.streaming && (D.in_flight || D.need_zlp) && D.video_q && D.usb >= 0) pump_one();
+        while (D.streaming && (D.in_flight || D.need_zlp) && D.video_q && D.usb >= 0 && now >= D.stall_until_ns) pump_one();
     }
 }
 
