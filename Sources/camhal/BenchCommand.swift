@@ -36,21 +36,10 @@ enum BenchCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw", "handler"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let frames = try a.int("frames") ?? 300
         guard frames > 0 else { throw UsageError("option --frames: '\(frames)' must be positive") }
-        var request = StreamRequest()
-        if let f = a["format"] {
-            guard let p = PixelFormat(fourCC: f) else { throw UsageError("option --format: '\(f)' is not a FourCC") }
-            request.pixelFormat = p
-        }
-        if let s = a["size"] {
-            let parts = s.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw UsageError("option --size: '\(s)' is not WxH") }
-            request.size = Size(width: parts[0], height: parts[1])
-        }
-        request.frameRate = try a.double("fps")
-        let camera = try Backends.registry().open(
+        let request = StreamRequest(pixelFormat: try a.fourCC("format"), size: try a.size("size"), frameRate: try a.double("fps"))
+        let camera = try CLI.registry().open(
             backend: a["backend"] ?? "v4l2", device: a["device"], configuration: Camera.Configuration(stream: request))
         let device = camera.device
         print("bench: \(device.backend):\(device.id) '\(device.name)', \(frames) frames")

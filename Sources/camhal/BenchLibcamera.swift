@@ -23,24 +23,11 @@ enum BenchLibcameraCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "size", "format"], booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let n = try a.int("frames") ?? 100
         guard n >= 1 else { throw UsageError("option --frames: '\(n)' must be at least 1") }
-        var size = Size(width: 640, height: 480)
-        if let s = a["size"] {
-            let parts = s.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw UsageError("option --size: '\(s)' is not WxH") }
-            size = Size(width: parts[0], height: parts[1])
-        }
-        var pixel: PixelFormat?
-        if let f = a["format"] {
-            guard let p = PixelFormat(fourCC: f.count < 4 ? f.padding(toLength: 4, withPad: " ", startingAt: 0) : f) else {
-                throw UsageError("option --format: '\(f)' is not a FourCC")
-            }
-            pixel = p
-        }
-        let config = Camera.Configuration(stream: StreamRequest(pixelFormat: pixel, size: size))
-        let camera = try Backends.registry().open(backend: a["backend"] ?? "libcamera", device: a["device"], configuration: config)
+        let size = try a.size("size") ?? Size(width: 640, height: 480)
+        let config = Camera.Configuration(stream: StreamRequest(pixelFormat: try a.fourCC("format"), size: size))
+        let camera = try CLI.registry().open(backend: a["backend"] ?? "libcamera", device: a["device"], configuration: config)
         let stream = camera.frames(policy: .block(capacity: 4))
         let cpu0 = CPUTime.ofSelf()
         let t0 = Date()

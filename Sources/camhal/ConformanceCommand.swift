@@ -20,7 +20,6 @@ enum ConformanceCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "only", "time-scale"], booleans: ["list"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         if a.has("list") {
             for area in ConformanceSuite.areas {
                 print("\(area.name):")
@@ -37,7 +36,7 @@ enum ConformanceCommand {
             if let bad = ids.first(where: { !known.contains($0) }) { throw UsageError("option --only: unknown check '\(bad)'") }
             only = ids
         }
-        let registry = Backends.registry()
+        let registry = try CLI.registry()
         var targets: [(any CameraBackend, DeviceDescriptor)] = []
         let backends: [any CameraBackend]
         if let name = a["backend"] {

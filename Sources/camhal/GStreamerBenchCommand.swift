@@ -31,10 +31,7 @@ enum GStreamerBenchCommand {
         let n = try a.int("frames") ?? 600
         let rounds = try a.int("rounds") ?? 3
         guard n > 0, rounds > 0 else { throw UsageError("--frames and --rounds must be positive") }
-        let sizeText = a["size"] ?? "1280x720"
-        let parts = sizeText.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2 else { throw UsageError("option --size: '\(sizeText)' is not WxH") }
-        let size = Size(width: parts[0], height: parts[1])
+        let size = try a.size("size") ?? Size(width: 1280, height: 720)
         let fourCC = a["format"] ?? "NV12"
         guard let pixel = PixelFormat(fourCC: fourCC == "YUY2" ? "YUYV" : fourCC == "I420" ? "YU12" : fourCC),
               let gstName = ["NV12": "NV12", "YUYV": "YUY2", "YUY2": "YUY2", "I420": "I420", "YU12": "I420", "RGB3": "RGB"][fourCC] else {

@@ -1,0 +1,193 @@
+import CamHAL
+import Foundation
+import Testing
+
+@testable import camhal
+
+@Suite("camhal: verbs, exit codes, backends")
+struct CLIBehaviourTests {
+    @Test("--help prints every verb's full name, and each printed name is a verb")
+    func helpNamesAreVerbs() throws {
+        let run = try camhal(["--help"])
+        #expect(run.status == 0, "\(run)")
+        let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
+        #expect(listed.contains("bench-libcamera") && listed.contains("bench-gstreamer"))
+        for name in listed {
+            let r = try camhal([name, "--help"])
+            #expect(r.status == 0, "camhal \(name) --help: \(r)")
+            #expect(r.stdout.contains("usage: camhal \(name)"), "camhal \(name) --help: \(r)")
+        }
+    }
+
+    /// Exit 2: the command line is wrong, whatever the machine has; each message names the bad value.
+    @Test("usage errors exit 2 and name the bad value", arguments: [
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0"], "'0'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "abc"], "'abc'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--rotation", "45"], "'45'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--max-size", "1x1"], "'1x1'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "640by480"], "'640by480'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--format", "TOOLONG"], "'TOOLONG'"),
+        (["capture", "--backend", "virtual"], "-o"),
+        (["probe", "--backend", "nosuch"], "'nosuch'"),
+        (["probe", "--bogus"], "'--bogus'"),
+        (["probe", "stray"], "'stray'"),
+        (["nosuchverb"], "'nosuchverb'"),
+        (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "-1"], "'-1'"),
+        (["record", "-o", "/tmp/camhal-cli-never.mkv", "--quality", "hd", "--size", "640x480"], "--size"),
+        (["scan", "--count", "0"], "'0'"),
+        (["hold", "--backend", "virtual"], "--device"),
+        (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "-3"], "'-3'"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "videotestsrc", "--backend", "v4l2"], "--backend v4l2"),
+        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "filesink location=/tmp/camhal-cli-never"], "filesink"),
+        (["conformance", "--backend", "nosuch"], "'nosuch'"),
+        (["bench-gstreamer", "--size", "1280"], "'1280'"),
+    ])
+    func usageErrors(args: [String], names: String) throws {
+        let run = try camhal(args)
+        #expect(run.status == 2, "\(args): \(run)")
+        #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
+    }
+
+    /// Exit 1: the command line is fine but the camera work failed.
+    @Test("runtime failures exit 1")
+    func runtimeFailures() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("p.jpg").path
+        let unknownDevice = try camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
+        #expect(unknownDevice.status == 1, "\(unknownDevice)")
+        #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
+        let unwritable = try camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
+        #expect(unwritable.status == 1, "\(unwritable)")
+        // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
+        let format = try camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
+        #expect(format.status == 1, "\(format)")
+        #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
+    }
+
+    @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
+    func backendsEnvironment() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("p.jpg").path
+        let unknown = try camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
+        #expect(unknown.status == 2, "\(unknown)")
+        #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
+        let probe = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
+        #expect(probe.status == 2 && probe.stderr.contains("'nosuch'"), "\(probe)")
+        let empty = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
+        #expect(empty.status == 2, "\(empty)")
+        #expect(empty.stderr.contains("CAMHAL_BACKENDS ' , '"), "\(empty)")
+        // A known backend beside an unknown one still works (the unknown one is listed, not fatal).
+        let mixed = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
+        #expect(mixed.status == 0, "\(mixed)")
+        #expect(mixed.stdout.contains("backend nosuch: unavailable"), "\(mixed)")
+    }
+
+    @Test("--format picks the pixel format the photo is taken from")
+    func formatFlag() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for fourCC in ["NV12", "RGB3"] {
+            let run = try camhal(["capture", "-o", dir.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
+        }
+    }
+
+    @Test("--source opens a GStreamer source description, with --format and --size")
+    func sourceFlag() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try camhal(["capture", "-o", dir.appendingPathComponent("s.jpg").path,
+                              "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
+        #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
+    }
+
+    @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
+    func jsonSlashes() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let png = dir.appendingPathComponent("qr.png")
+        let enc = Process()
+        enc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        enc.arguments = ["qrencode", "-s", "6", "-o", png.path, "https://example.com/a/b"]
+        try enc.run()
+        enc.waitUntilExit()
+        try #require(enc.terminationStatus == 0)
+        let run = try camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
+        #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
+        #expect(try CLI.json(["node": "/dev/video0"]) == #"{"node":"/dev/video0"}"#)
+    }
+}
+
+@Suite("camhal: the one WxH and FourCC parsers")
+struct CLIParserTests {
+    @Test func sizes() {
+        #expect(Arguments.parseSize("640x480") == Size(width: 640, height: 480))
+        #expect(Arguments.parseSize("1920X1080") == Size(width: 1920, height: 1080))
+        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x480x2", "axb", ""] {
+            #expect(Arguments.parseSize(bad) == nil, "'\(bad)'")
+        }
+    }
+
+    @Test func fourCCs() {
+        #expect(Arguments.parseFourCC("YUYV") == .yuyv)
+        // As `camhal probe` prints 'Y16 ' (trailing space trimmed), and as typed with the space.
+        #expect(Arguments.parseFourCC("Y16") == PixelFormat(fourCC: "Y16 "))
+        #expect(Arguments.parseFourCC("Y16 ") == PixelFormat(fourCC: "Y16 "))
+        #expect(Arguments.parseFourCC("Y16")?.fourCC == "Y16")
+        for bad in ["", "YUYV2", " Y16", "Ü16"] { #expect(Arguments.parseFourCC(bad) == nil, "'\(bad)'") }
+    }
+
+    @Test func optionReadersNameTheBadValue() throws {
+        let a = try Arguments(["--size", "640by480", "--format=toolong"], options: ["size", "format"], booleans: [])
+        #expect(throws: UsageError.self) { try a.size("size") }
+        do { _ = try a.fourCC("format"); Issue.record("no error") } catch let e as UsageError { #expect(e.message.contains("'toolong'")) }
+    }
+}
+
+@Suite("BackendRegistry errors name what is wrong")
+struct RegistryMessageTests {
+    /// A backend that is available but lists no devices (libcamera with no cameras).
+    struct Empty: CameraBackend {
+        let identifier = "empty"
+        func availability() -> BackendAvailability { .available }
+        func devices() throws(CameraError) -> [DeviceDescriptor] { [] }
+        func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+            throw .unsupported("no devices")
+        }
+    }
+
+    @Test func backendWithoutDevicesSaysSo() {
+        let registry = BackendRegistry([Empty()], environment: [:])
+        do {
+            _ = try registry.open(backend: "empty")
+            Issue.record("opened a device of a backend with none")
+        } catch {
+            #expect(!"\(error)".contains("(any)"), "\(error)")
+            #expect("\(error)".contains("empty") && "\(error)".contains("no device"), "\(error)")
+        }
+    }
+
+    @Test func preferenceProblems() {
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "nosuch"]).preferenceProblem
+            == .unknownBackend("nosuch", known: ["empty"]))
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": " , "]).preferenceProblem?.code == "invalidArgument")
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "empty,nosuch"]).preferenceProblem == nil)
+        #expect(BackendRegistry([Empty()], environment: [:]).preferenceProblem == nil)
+        do {
+            _ = try BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "nosuch"]).open()
+            Issue.record("opened with an unknown backend")
+        } catch {
+            #expect("\(error)".contains("'nosuch'"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import CamHAL
+import Foundation
+import Testing
+
+/// What one run of the `camhal` binary printed and returned.
+struct Run: CustomStringConvertible {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+}
+
+/// The `camhal` binary this test bundle was built with: it sits next to the bundle in the build
+/// folder (the test target depends on the executable, so `swift test` builds it first).
+func camhalBinary() throws -> URL {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    // The bundle's executable may sit inside a `.xctest` directory on some toolchains.
+    if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
+    let candidate = dir.appendingPathComponent("camhal")
+    return try #require(FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil,
+                        "camhal binary not built next to the test bundle in \(dir.path)")
+}
+
+/// Runs `camhal args...` with `environment` added to this process's, reading both pipes to the end.
+func camhal(_ args: [String], environment: [String: String] = [:]) throws -> Run {
+    let p = Process()
+    p.executableURL = try camhalBinary()
+    p.arguments = args
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "CAMHAL_BACKENDS")
+    for (k, v) in environment { env[k] = v }
+    p.environment = env
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    // Read stderr on another thread so neither pipe fills while the other is read.
+    let errData = Locked(Data())
+    let errHandle = err.fileHandleForReading
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { errData.set(errHandle.readDataToEndOfFile()) }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    p.waitUntilExit()
+    return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+               stderr: String(decoding: errData.value, as: UTF8.self))
+}
+
+/// A fresh temporary directory.
+func tempDir() -> URL {
+    let u = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-cli-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
+    return u
+}
+
+/// Whether `name` is on PATH.
+func onPath(_ name: String) -> Bool {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        .contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
+}
