@@ -43,6 +43,8 @@ struct CLIBehaviourTests {
         (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "filesink location=/tmp/camhal-cli-never"], "filesink"),
         (["conformance", "--backend", "nosuch"], "'nosuch'"),
         (["bench-gstreamer", "--size", "1280"], "'1280'"),
+        (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
+        (["conformance", "--clauses", " , "], "' , '"),
     ])
     func usageErrors(args: [String], names: String) throws {
         let run = try camhal(args)
@@ -62,6 +64,9 @@ struct CLIBehaviourTests {
         #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
         let unwritable = try camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
         #expect(unwritable.status == 1, "\(unwritable)")
+        let junit = try camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
+        #expect(junit.status == 1 && junit.stderr.contains("/proc/camhal-cli"), "checked before the run: \(junit)")
+        #expect(!junit.stdout.contains("Conformance of"), "\(junit)")
         // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
         let format = try camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
         #expect(format.status == 1, "\(format)")
@@ -125,6 +130,75 @@ struct CLIBehaviourTests {
         #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
         #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
         #expect(try CLI.json(["node": "/dev/video0"]) == #"{"node":"/dev/video0"}"#)
+    }
+}
+
+@Suite("camhal conformance: reports for CI")
+struct ConformanceCLITests {
+    /// Python's xml module reads the JUnit file; it prints one line per testcase.
+    static let reader = """
+        import sys, xml.etree.ElementTree as ET
+        root = ET.parse(sys.argv[1]).getroot()
+        assert root.tag == "testsuites", root.tag
+        for suite in root.findall("testsuite"):
+            for case in suite.findall("testcase"):
+                skipped = case.find("skipped")
+                failure = case.find("failure")
+                state = "fail" if failure is not None else "skip" if skipped is not None else "pass"
+                print("\t".join([suite.get("name"), case.get("name"), case.get("classname"), case.get("time"), state]))
+        """
+
+    struct JSONReport: Decodable {
+        struct Run: Decodable { var backend: String; var device: String; var checks: [Check] }
+        struct Check: Decodable { var id: String; var area: String; var status: String; var seconds: Double }
+        var runs: [Run]
+        var passed: Int
+        var failed: Int
+        var skipped: Int
+    }
+
+    @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
+    func junitAndJSON() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let xml = dir.appendingPathComponent("conformance.xml")
+        let run = try camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
+        #expect(run.status == 0, "\(run)")
+        // stdout is the JSON document alone; the per-check lines went to stderr.
+        let report = try JSONDecoder().decode(JSONReport.self, from: Data(run.stdout.utf8))
+        #expect(run.stderr.contains("T1 "), "\(run.stderr)")
+        #expect(report.failed == 0 && report.runs.map(\.device) == ["virtual-back", "virtual-front"])
+        let checks = report.runs.flatMap { r in r.checks.map { ("\(r.backend):\(r.device)", $0) } }
+        #expect(checks.count == 2 * 4, "S5a, S5b, T1, Z1a on each device: \(checks.map(\.1.id))")
+        #expect(report.passed + report.failed + report.skipped == checks.count)
+
+        let script = dir.appendingPathComponent("read.py")
+        try Self.reader.write(to: script, atomically: true, encoding: .utf8)
+        let py = Process()
+        py.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        py.arguments = ["python3", script.path, xml.path]
+        let out = Pipe()
+        py.standardOutput = out
+        try py.run()
+        let rows = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        py.waitUntilExit()
+        #expect(py.terminationStatus == 0, "python3 could not parse \(xml.path)")
+        #expect(rows.count == checks.count, "\(rows)")
+        for (row, (suite, check)) in zip(rows, checks) {
+            #expect(row == [suite, check.id, check.area, String(format: "%.3f", check.seconds), check.status == "skip" ? "skip" : "pass"], "\(row)")
+        }
+    }
+
+    @Test("--device picks one device across backends; an unknown one is a runtime error")
+    func deviceSelection() throws {
+        let one = try camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
+                             environment: ["CAMHAL_BACKENDS": "virtual"])
+        #expect(one.status == 0, "\(one)")
+        let report = try JSONDecoder().decode(JSONReport.self, from: Data(one.stdout.utf8))
+        #expect(report.runs.map(\.device) == ["virtual-front"])
+        let missing = try camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
+        #expect(missing.status == 1 && missing.stderr.contains("'nope'"), "\(missing)")
     }
 }
 
