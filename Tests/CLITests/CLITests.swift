@@ -6,6 +6,9 @@ import Testing
 
 @Suite("camhal: verbs, exit codes, backends")
 struct CLIBehaviourTests {
+    let scratchDir = Scratch()
+    var scratch: URL { scratchDir.url }
+
     @Test("--help prints every verb's full name, and each printed name is a verb")
     func helpNamesAreVerbs() throws {
         let run = try camhal(["--help"])
@@ -56,9 +59,7 @@ struct CLIBehaviourTests {
     /// Exit 1: the command line is fine but the camera work failed.
     @Test("runtime failures exit 1")
     func runtimeFailures() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("p.jpg").path
+        let out = scratch.appendingPathComponent("p.jpg").path
         let unknownDevice = try camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
         #expect(unknownDevice.status == 1, "\(unknownDevice)")
         #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
@@ -75,9 +76,7 @@ struct CLIBehaviourTests {
 
     @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
     func backendsEnvironment() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("p.jpg").path
+        let out = scratch.appendingPathComponent("p.jpg").path
         let unknown = try camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
         #expect(unknown.status == 2, "\(unknown)")
         #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
@@ -94,31 +93,29 @@ struct CLIBehaviourTests {
 
     @Test("--format picks the pixel format the photo is taken from")
     func formatFlag() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
         for fourCC in ["NV12", "RGB3"] {
-            let run = try camhal(["capture", "-o", dir.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+            let run = try camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
         }
+        let hold = try camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
+        #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming RGB3"), "\(hold)")
     }
 
     @Test("--source opens a GStreamer source description, with --format and --size")
     func sourceFlag() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let run = try camhal(["capture", "-o", dir.appendingPathComponent("s.jpg").path,
+        let run = try camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
                               "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
         #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
+        let hold = try camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
+        #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
     }
 
     @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
     func jsonSlashes() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let png = dir.appendingPathComponent("qr.png")
+        let png = scratch.appendingPathComponent("qr.png")
         let enc = Process()
         enc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         enc.arguments = ["qrencode", "-s", "6", "-o", png.path, "https://example.com/a/b"]
@@ -135,6 +132,9 @@ struct CLIBehaviourTests {
 
 @Suite("camhal conformance: reports for CI")
 struct ConformanceCLITests {
+    let scratchDir = Scratch()
+    var scratch: URL { scratchDir.url }
+
     /// Python's xml module reads the JUnit file; it prints one line per testcase.
     static let reader = """
         import sys, xml.etree.ElementTree as ET
@@ -159,9 +159,7 @@ struct ConformanceCLITests {
 
     @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
     func junitAndJSON() throws {
-        let dir = tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let xml = dir.appendingPathComponent("conformance.xml")
+        let xml = scratch.appendingPathComponent("conformance.xml")
         let run = try camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
         #expect(run.status == 0, "\(run)")
         // stdout is the JSON document alone; the per-check lines went to stderr.
@@ -172,7 +170,7 @@ struct ConformanceCLITests {
         #expect(checks.count == 2 * 4, "S5a, S5b, T1, Z1a on each device: \(checks.map(\.1.id))")
         #expect(report.passed + report.failed + report.skipped == checks.count)
 
-        let script = dir.appendingPathComponent("read.py")
+        let script = scratch.appendingPathComponent("read.py")
         try Self.reader.write(to: script, atomically: true, encoding: .utf8)
         let py = Process()
         py.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -263,5 +261,38 @@ struct RegistryMessageTests {
         } catch {
             #expect("\(error)".contains("'nosuch'"), "\(error)")
         }
+    }
+}
+
+@Suite("camhal bench: the one timed frame-take")
+struct FrameTakeTests {
+    @Test("counts up to the limit, the first frame's format, sequence gaps and regressions")
+    func record() {
+        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        defer { byte.deallocate() }
+        byte.pointee = 7
+        func frame(_ sequence: UInt64) -> Frame {
+            Frame(format: .gray8, width: 1, height: 1, planes: [FramePlane(baseAddress: UnsafeRawPointer(byte), length: 1, bytesPerRow: 1)],
+                  sequence: sequence, timestamp: Double(sequence) / 10)
+        }
+        var take = FrameTake(limit: 4)
+        // 5 after 2: a gap of two dropped frames; 4 after 5: a regression (and a gap), and the
+        // limit; 6: beyond the limit, not counted.
+        let done = [1, 2, 5, 4, 6].map { take.record(frame($0)) }
+        #expect(done == [false, false, false, true, true])
+        #expect(take.frames == 4 && take.isComplete)
+        #expect(take.sequenceGaps == 2 && take.sequenceRegressions == 1)
+        #expect(take.format == "GREY 1x1" && take.size == Size(width: 1, height: 1) && take.pixelFormat == .gray8)
+        #expect(take.firstTimestamp == 0.1 && take.lastTimestamp == 0.4)
+        #expect(take.buffers.count == 1 && take.wall > 0 && take.firstFrame != nil)
+    }
+
+    @Test("bench-libcamera prints one JSON line from a take of N frames")
+    func benchLine() throws {
+        let run = try camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+        #expect(run.status == 0, "\(run)")
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+        #expect(line["frames"] as? Int == 3 && line["format"] as? String == "NV12 640x480", "\(line)")
+        #expect(line["device"] as? String == "virtual-back" && line["sequenceGaps"] as? Int == 0, "\(line)")
     }
 }

@@ -48,11 +48,11 @@ func camhal(_ args: [String], environment: [String: String] = [:]) throws -> Run
                stderr: String(decoding: errData.value, as: UTF8.self))
 }
 
-/// A fresh temporary directory.
-func tempDir() -> URL {
-    let u = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-cli-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-    return u
+/// A fresh temporary directory, removed when the last reference goes (a test's `let scratch`).
+final class Scratch: Sendable {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-cli-\(UUID().uuidString)")
+    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// Whether `name` is on PATH.
