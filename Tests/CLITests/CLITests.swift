@@ -4,21 +4,21 @@ import Testing
 
 @testable import camhal
 
-@Suite("camhal: verbs, exit codes, backends")
+@Suite("camhal: verbs, exit codes, backends", .serialized)
 struct CLIBehaviourTests {
     let scratchDir = Scratch()
     var scratch: URL { scratchDir.url }
 
     @Test("--help prints every verb's full name, and each printed name is a verb")
-    func helpNamesAreVerbs() throws {
-        let run = try camhal(["--help"])
+    func helpNamesAreVerbs() async throws {
+        let run = try await camhal(["--help"])
         #expect(run.status == 0, "\(run)")
         let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
             .compactMap { $0.split(separator: " ").first.map(String.init) }
         #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
         #expect(listed.contains("bench-libcamera") && listed.contains("bench-gstreamer"))
         for name in listed {
-            let r = try camhal([name, "--help"])
+            let r = try await camhal([name, "--help"])
             #expect(r.status == 0, "camhal \(name) --help: \(r)")
             #expect(r.stdout.contains("usage: camhal \(name)"), "camhal \(name) --help: \(r)")
         }
@@ -49,8 +49,8 @@ struct CLIBehaviourTests {
         (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
         (["conformance", "--clauses", " , "], "' , '"),
     ])
-    func usageErrors(args: [String], names: String) throws {
-        let run = try camhal(args)
+    func usageErrors(args: [String], names: String) async throws {
+        let run = try await camhal(args)
         #expect(run.status == 2, "\(args): \(run)")
         #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
@@ -58,71 +58,67 @@ struct CLIBehaviourTests {
 
     /// Exit 1: the command line is fine but the camera work failed.
     @Test("runtime failures exit 1")
-    func runtimeFailures() throws {
+    func runtimeFailures() async throws {
         let out = scratch.appendingPathComponent("p.jpg").path
-        let unknownDevice = try camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
+        let unknownDevice = try await camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
         #expect(unknownDevice.status == 1, "\(unknownDevice)")
         #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
-        let unwritable = try camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
+        let unwritable = try await camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
         #expect(unwritable.status == 1, "\(unwritable)")
-        let junit = try camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
+        let junit = try await camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
         #expect(junit.status == 1 && junit.stderr.contains("/proc/camhal-cli"), "checked before the run: \(junit)")
         #expect(!junit.stdout.contains("Conformance of"), "\(junit)")
         // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
-        let format = try camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
+        let format = try await camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
         #expect(format.status == 1, "\(format)")
         #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
     }
 
     @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
-    func backendsEnvironment() throws {
+    func backendsEnvironment() async throws {
         let out = scratch.appendingPathComponent("p.jpg").path
-        let unknown = try camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
+        let unknown = try await camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
         #expect(unknown.status == 2, "\(unknown)")
         #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
-        let probe = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
+        let probe = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
         #expect(probe.status == 2 && probe.stderr.contains("'nosuch'"), "\(probe)")
-        let empty = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
+        let empty = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
         #expect(empty.status == 2, "\(empty)")
         #expect(empty.stderr.contains("CAMHAL_BACKENDS ' , '"), "\(empty)")
         // A known backend beside an unknown one still works (the unknown one is listed, not fatal).
-        let mixed = try camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
+        let mixed = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
         #expect(mixed.status == 0, "\(mixed)")
         #expect(mixed.stdout.contains("backend nosuch: unavailable"), "\(mixed)")
     }
 
     @Test("--format picks the pixel format the photo is taken from")
-    func formatFlag() throws {
+    func formatFlag() async throws {
         for fourCC in ["NV12", "RGB3"] {
-            let run = try camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+            let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
         }
-        let hold = try camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
+        let hold = try await camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
         #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming RGB3"), "\(hold)")
     }
 
     @Test("--source opens a GStreamer source description, with --format and --size")
-    func sourceFlag() throws {
-        let run = try camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
+    func sourceFlag() async throws {
+        let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
                               "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
         #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
-        let hold = try camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
+        let hold = try await camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
         #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
     }
 
     @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
-    func jsonSlashes() throws {
+    func jsonSlashes() async throws {
         let png = scratch.appendingPathComponent("qr.png")
-        let enc = Process()
-        enc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        enc.arguments = ["qrencode", "-s", "6", "-o", png.path, "https://example.com/a/b"]
-        try enc.run()
-        enc.waitUntilExit()
-        try #require(enc.terminationStatus == 0)
-        let run = try camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
+        let enc = try await tool("qrencode", ["-s", "6", "-o", png.path, "https://example.com/a/b"])
+        try #require(enc.status == 0, "\(enc)")
+        let run = try await camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
         #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
@@ -130,7 +126,7 @@ struct CLIBehaviourTests {
     }
 }
 
-@Suite("camhal conformance: reports for CI")
+@Suite("camhal conformance: reports for CI", .serialized)
 struct ConformanceCLITests {
     let scratchDir = Scratch()
     var scratch: URL { scratchDir.url }
@@ -158,9 +154,9 @@ struct ConformanceCLITests {
     }
 
     @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
-    func junitAndJSON() throws {
+    func junitAndJSON() async throws {
         let xml = scratch.appendingPathComponent("conformance.xml")
-        let run = try camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
+        let run = try await camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
         #expect(run.status == 0, "\(run)")
         // stdout is the JSON document alone; the per-check lines went to stderr.
         let report = try JSONDecoder().decode(JSONReport.self, from: Data(run.stdout.utf8))
@@ -172,16 +168,9 @@ struct ConformanceCLITests {
 
         let script = scratch.appendingPathComponent("read.py")
         try Self.reader.write(to: script, atomically: true, encoding: .utf8)
-        let py = Process()
-        py.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        py.arguments = ["python3", script.path, xml.path]
-        let out = Pipe()
-        py.standardOutput = out
-        try py.run()
-        let rows = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-        py.waitUntilExit()
-        #expect(py.terminationStatus == 0, "python3 could not parse \(xml.path)")
+        let py = try await tool("python3", [script.path, xml.path])
+        #expect(py.status == 0, "python3 could not parse \(xml.path): \(py)")
+        let rows = py.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
         #expect(rows.count == checks.count, "\(rows)")
         for (row, (suite, check)) in zip(rows, checks) {
             #expect(row == [suite, check.id, check.area, String(format: "%.3f", check.seconds), check.status == "skip" ? "skip" : "pass"], "\(row)")
@@ -189,13 +178,13 @@ struct ConformanceCLITests {
     }
 
     @Test("--device picks one device across backends; an unknown one is a runtime error")
-    func deviceSelection() throws {
-        let one = try camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
+    func deviceSelection() async throws {
+        let one = try await camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
                              environment: ["CAMHAL_BACKENDS": "virtual"])
         #expect(one.status == 0, "\(one)")
         let report = try JSONDecoder().decode(JSONReport.self, from: Data(one.stdout.utf8))
         #expect(report.runs.map(\.device) == ["virtual-front"])
-        let missing = try camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
+        let missing = try await camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
         #expect(missing.status == 1 && missing.stderr.contains("'nope'"), "\(missing)")
     }
 }
@@ -288,8 +277,8 @@ struct FrameTakeTests {
     }
 
     @Test("bench-libcamera prints one JSON line from a take of N frames")
-    func benchLine() throws {
-        let run = try camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+    func benchLine() async throws {
+        let run = try await camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
         #expect(run.status == 0, "\(run)")
         let line = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
         #expect(line["frames"] as? Int == 3 && line["format"] as? String == "NV12 640x480", "\(line)")

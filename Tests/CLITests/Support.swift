@@ -23,9 +23,20 @@ func camhalBinary() throws -> URL {
 }
 
 /// Runs `camhal args...` with `environment` added to this process's, reading both pipes to the end.
-func camhal(_ args: [String], environment: [String: String] = [:]) throws -> Run {
+/// The blocking reads and the wait run on a Dispatch thread: a test blocking a thread of Swift's
+/// small cooperative pool (two threads on a two-core machine) would stall every other test.
+func camhal(_ args: [String], environment: [String: String] = [:]) async throws -> Run {
+    let binary = try camhalBinary()
+    return try await withCheckedThrowingContinuation { (c: CheckedContinuation<Run, any Error>) in
+        DispatchQueue.global().async {
+            c.resume(with: Result { try runBlocking(binary, args, environment: environment) })
+        }
+    }
+}
+
+private func runBlocking(_ binary: URL, _ args: [String], environment: [String: String]) throws -> Run {
     let p = Process()
-    p.executableURL = try camhalBinary()
+    p.executableURL = binary
     p.arguments = args
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "CAMHAL_BACKENDS")
@@ -46,6 +57,16 @@ func camhal(_ args: [String], environment: [String: String] = [:]) throws -> Run
     p.waitUntilExit()
     return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                stderr: String(decoding: errData.value, as: UTF8.self))
+}
+
+/// Runs `executable args...` (a helper tool such as python3 or qrencode) off the cooperative
+/// pool, like `camhal`; returns its status and standard output.
+func tool(_ executable: String, _ args: [String]) async throws -> Run {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Run, any Error>) in
+        DispatchQueue.global().async {
+            c.resume(with: Result { try runBlocking(URL(fileURLWithPath: "/usr/bin/env"), [executable] + args, environment: [:]) })
+        }
+    }
 }
 
 /// A fresh temporary directory, removed when the last reference goes (a test's `let scratch`).
