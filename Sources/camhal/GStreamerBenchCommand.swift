@@ -23,10 +23,11 @@ enum GStreamerBenchCommand {
         let rounds = try a.int("rounds") ?? 3
         guard n > 0, rounds > 0 else { throw UsageError("--frames and --rounds must be positive") }
         let size = try a.size("size") ?? Size(width: 1280, height: 720)
-        let fourCC = a["format"] ?? "NV12"
-        guard let pixel = PixelFormat(fourCC: fourCC == "YUY2" ? "YUYV" : fourCC == "I420" ? "YU12" : fourCC),
-              let gstName = ["NV12": "NV12", "YUYV": "YUY2", "YUY2": "YUY2", "I420": "I420", "YU12": "I420", "RGB3": "RGB"][fourCC] else {
-            throw UsageError("option --format: '\(fourCC)' is not one of NV12, YUYV, I420, RGB3")
+        // GStreamer's names for the same formats are accepted too (YUY2, I420).
+        let given = a["format"] ?? "NV12"
+        guard let pixel = Arguments.parseFourCC(["YUY2": "YUYV", "I420": "YU12"][given] ?? given),
+              let gstName = [PixelFormat.nv12: "NV12", .yuyv: "YUY2", .i420: "I420", .rgb24: "RGB"][pixel] else {
+            throw UsageError("option --format: '\(given)' is not one of NV12, YUYV, I420, RGB3")
         }
 
         var camhal: [FrameTake] = []
