@@ -11,8 +11,8 @@ enum HoldCommand {
         usage: """
             usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N]
             \(MediaSupport.sourceUsage)
-              prints 'streaming FORMAT' once the first frame arrived, then streams until killed
-              (or for N seconds) and releases the device
+              --seconds N        stream for N seconds (default 3600, or until killed), then release the device
+            Prints 'streaming FORMAT' once the first frame arrived.
             """,
         run: run)
 
