@@ -5,7 +5,7 @@ import Foundation
 ///
 /// The runner (`camhal conformance --json`, `--junit FILE`) fills it from each device's `Summary`.
 public struct ConformanceReport: Sendable, Codable {
-    /// One device's run.
+    /// One device's run: the backend and device IDs, the device's name, totals and every check.
     public struct DeviceRun: Sendable, Codable {
         public var backend: String
         public var device: String
@@ -40,8 +40,11 @@ public struct ConformanceReport: Sendable, Codable {
         }
     }
 
+    /// Each device's run, in the order they ran.
     public var runs: [DeviceRun] = []
+    /// Backends passed over (unavailable, or unable to list devices), with the reason.
     public var skippedBackends: [SkippedBackend] = []
+    /// Totals over every run: "not supported" counts as passed, a skip is not a failure.
     public var passed = 0
     public var failed = 0
     public var skipped = 0

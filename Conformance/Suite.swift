@@ -87,7 +87,7 @@ public struct Summary: Sendable, Hashable {
     /// `N passed, N failed, N skipped`.
     public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
 
-    /// Counts `outcome` and records it.
+    /// Counts `record`'s outcome and keeps the record.
     mutating func add(_ record: CheckResult) {
         records.append(record)
         results[record.id] = record.outcome
@@ -96,13 +96,6 @@ public struct Summary: Sendable, Hashable {
         case .fail: failed += 1
         case .skip: skipped += 1
         }
-    }
-
-    /// Adds another run's totals (not its records).
-    public mutating func addTotals(_ other: Summary) {
-        passed += other.passed
-        failed += other.failed
-        skipped += other.skipped
     }
 }
 
