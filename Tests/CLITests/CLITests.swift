@@ -4,188 +4,207 @@ import Testing
 
 @testable import camhal
 
-@Suite("camhal: verbs, exit codes, backends", .serialized)
-struct CLIBehaviourTests {
-    let scratchDir = Scratch()
-    var scratch: URL { scratchDir.url }
+/// Every test that runs the `camhal` binary, one child process at a time: each child costs a
+/// core for a moment, and timing-sensitive tests run beside these.
+@Suite("camhal binary", .serialized)
+enum CamhalBinaryTests {}
 
-    @Test("--help prints every verb's full name, and each printed name is a verb")
-    func helpNamesAreVerbs() async throws {
-        let run = try await camhal(["--help"])
-        #expect(run.status == 0, "\(run)")
-        let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
-            .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
-        #expect(listed.contains("bench-libcamera") && listed.contains("bench-gstreamer"))
-        for name in listed {
-            let r = try await camhal([name, "--help"])
-            #expect(r.status == 0, "camhal \(name) --help: \(r)")
-            #expect(r.stdout.contains("usage: camhal \(name)"), "camhal \(name) --help: \(r)")
-        }
-    }
+extension CamhalBinaryTests {
+    @Suite("camhal: verbs, exit codes, backends")
+    struct CLIBehaviourTests {
+        let scratchDir = Scratch()
+        var scratch: URL { scratchDir.url }
 
-    /// Exit 2: the command line is wrong, whatever the machine has; each message names the bad value.
-    @Test("usage errors exit 2 and name the bad value", arguments: [
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0"], "'0'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "abc"], "'abc'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--rotation", "45"], "'45'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--max-size", "1x1"], "'1x1'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "640by480"], "'640by480'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--format", "TOOLONG"], "'TOOLONG'"),
-        (["capture", "--backend", "virtual"], "-o"),
-        (["probe", "--backend", "nosuch"], "'nosuch'"),
-        (["probe", "--bogus"], "'--bogus'"),
-        (["probe", "stray"], "'stray'"),
-        (["nosuchverb"], "'nosuchverb'"),
-        (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "-1"], "'-1'"),
-        (["record", "-o", "/tmp/camhal-cli-never.mkv", "--quality", "hd", "--size", "640x480"], "--size"),
-        (["scan", "--count", "0"], "'0'"),
-        (["hold", "--backend", "virtual"], "--device"),
-        (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "-3"], "'-3'"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "videotestsrc", "--backend", "v4l2"], "--backend v4l2"),
-        (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "filesink location=/tmp/camhal-cli-never"], "filesink"),
-        (["conformance", "--backend", "nosuch"], "'nosuch'"),
-        (["bench-gstreamer", "--size", "1280"], "'1280'"),
-        (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
-        (["conformance", "--clauses", " , "], "' , '"),
-    ])
-    func usageErrors(args: [String], names: String) async throws {
-        let run = try await camhal(args)
-        #expect(run.status == 2, "\(args): \(run)")
-        #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
-    }
-
-    /// Exit 1: the command line is fine but the camera work failed.
-    @Test("runtime failures exit 1")
-    func runtimeFailures() async throws {
-        let out = scratch.appendingPathComponent("p.jpg").path
-        let unknownDevice = try await camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
-        #expect(unknownDevice.status == 1, "\(unknownDevice)")
-        #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
-        let unwritable = try await camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
-        #expect(unwritable.status == 1, "\(unwritable)")
-        let junit = try await camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
-        #expect(junit.status == 1 && junit.stderr.contains("/proc/camhal-cli"), "checked before the run: \(junit)")
-        #expect(!junit.stdout.contains("Conformance of"), "\(junit)")
-        // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
-        let format = try await camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
-        #expect(format.status == 1, "\(format)")
-        #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
-    }
-
-    @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
-    func backendsEnvironment() async throws {
-        let out = scratch.appendingPathComponent("p.jpg").path
-        let unknown = try await camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
-        #expect(unknown.status == 2, "\(unknown)")
-        #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
-        let probe = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
-        #expect(probe.status == 2 && probe.stderr.contains("'nosuch'"), "\(probe)")
-        let empty = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
-        #expect(empty.status == 2, "\(empty)")
-        #expect(empty.stderr.contains("CAMHAL_BACKENDS ' , '"), "\(empty)")
-        // A known backend beside an unknown one still works (the unknown one is listed, not fatal).
-        let mixed = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
-        #expect(mixed.status == 0, "\(mixed)")
-        #expect(mixed.stdout.contains("backend nosuch: unavailable"), "\(mixed)")
-    }
-
-    @Test("--format picks the pixel format the photo is taken from")
-    func formatFlag() async throws {
-        for fourCC in ["NV12", "RGB3"] {
-            let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+        @Test("--help prints every verb's full name, and each printed name is a verb")
+        func helpNamesAreVerbs() async throws {
+            let run = try await camhal(["--help"])
             #expect(run.status == 0, "\(run)")
-            #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
+            let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
+                .compactMap { $0.split(separator: " ").first.map(String.init) }
+            #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
+            #expect(listed.contains("bench-libcamera") && listed.contains("bench-gstreamer"))
+            for name in listed {
+                let r = try await camhal([name, "--help"])
+                #expect(r.status == 0, "camhal \(name) --help: \(r)")
+                #expect(r.stdout.contains("usage: camhal \(name)"), "camhal \(name) --help: \(r)")
+            }
         }
-        let hold = try await camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
-        #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming RGB3"), "\(hold)")
-    }
 
-    @Test("--source opens a GStreamer source description, with --format and --size")
-    func sourceFlag() async throws {
-        let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
-                              "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
-        #expect(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
-        #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
-        let hold = try await camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
-        #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
-    }
+        /// Exit 2: the command line is wrong, whatever the machine has; each message names the bad value.
+        @Test("usage errors exit 2 and name the bad value", arguments: [
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0"], "'0'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "abc"], "'abc'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--rotation", "45"], "'45'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--max-size", "1x1"], "'1x1'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "640by480"], "'640by480'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--format", "TOOLONG"], "'TOOLONG'"),
+            (["capture", "--backend", "virtual"], "-o"),
+            (["probe", "--backend", "nosuch"], "'nosuch'"),
+            (["probe", "--bogus"], "'--bogus'"),
+            (["probe", "stray"], "'stray'"),
+            (["nosuchverb"], "'nosuchverb'"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "-1"], "'-1'"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--quality", "hd", "--size", "640x480"], "--size"),
+            (["scan", "--count", "0"], "'0'"),
+            (["hold", "--backend", "virtual"], "--device"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "-3"], "'-3'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "videotestsrc", "--backend", "v4l2"], "--backend v4l2"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "filesink location=/tmp/camhal-cli-never"], "filesink"),
+            (["conformance", "--backend", "nosuch"], "'nosuch'"),
+            (["bench-gstreamer", "--size", "1280"], "'1280'"),
+            (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
+            (["conformance", "--clauses", " , "], "' , '"),
+        ])
+        func usageErrors(args: [String], names: String) async throws {
+            let run = try await camhal(args)
+            #expect(run.status == 2, "\(args): \(run)")
+            #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
+        }
 
-    @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
-    func jsonSlashes() async throws {
-        let png = scratch.appendingPathComponent("qr.png")
-        let enc = try await tool("qrencode", ["-s", "6", "-o", png.path, "https://example.com/a/b"])
-        try #require(enc.status == 0, "\(enc)")
-        let run = try await camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
-        #expect(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
-        #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
-        #expect(try CLI.json(["node": "/dev/video0"]) == #"{"node":"/dev/video0"}"#)
-    }
-}
+        /// Exit 1: the command line is fine but the camera work failed.
+        @Test("runtime failures exit 1")
+        func runtimeFailures() async throws {
+            let out = scratch.appendingPathComponent("p.jpg").path
+            let unknownDevice = try await camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
+            #expect(unknownDevice.status == 1, "\(unknownDevice)")
+            #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
+            let unwritable = try await camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
+            #expect(unwritable.status == 1, "\(unwritable)")
+            let junit = try await camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
+            #expect(junit.status == 1 && junit.stderr.contains("/proc/camhal-cli"), "checked before the run: \(junit)")
+            #expect(!junit.stdout.contains("Conformance of"), "\(junit)")
+            // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
+            let format = try await camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
+            #expect(format.status == 1, "\(format)")
+            #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
+        }
 
-@Suite("camhal conformance: reports for CI", .serialized)
-struct ConformanceCLITests {
-    let scratchDir = Scratch()
-    var scratch: URL { scratchDir.url }
+        @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
+        func backendsEnvironment() async throws {
+            let out = scratch.appendingPathComponent("p.jpg").path
+            let unknown = try await camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
+            #expect(unknown.status == 2, "\(unknown)")
+            #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
+            let probe = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
+            #expect(probe.status == 2 && probe.stderr.contains("'nosuch'"), "\(probe)")
+            let empty = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
+            #expect(empty.status == 2, "\(empty)")
+            #expect(empty.stderr.contains("CAMHAL_BACKENDS ' , '"), "\(empty)")
+            // A known backend beside an unknown one still works (the unknown one is listed, not fatal).
+            let mixed = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
+            #expect(mixed.status == 0, "\(mixed)")
+            #expect(mixed.stdout.contains("backend nosuch: unavailable"), "\(mixed)")
+        }
 
-    /// Python's xml module reads the JUnit file; it prints one line per testcase.
-    static let reader = """
-        import sys, xml.etree.ElementTree as ET
-        root = ET.parse(sys.argv[1]).getroot()
-        assert root.tag == "testsuites", root.tag
-        for suite in root.findall("testsuite"):
-            for case in suite.findall("testcase"):
-                skipped = case.find("skipped")
-                failure = case.find("failure")
-                state = "fail" if failure is not None else "skip" if skipped is not None else "pass"
-                print("\t".join([suite.get("name"), case.get("name"), case.get("classname"), case.get("time"), state]))
-        """
+        @Test("--format picks the pixel format the photo is taken from")
+        func formatFlag() async throws {
+            for fourCC in ["NV12", "RGB3"] {
+                let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+                #expect(run.status == 0, "\(run)")
+                #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
+            }
+            let hold = try await camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
+            #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming RGB3"), "\(hold)")
+        }
 
-    struct JSONReport: Decodable {
-        struct Run: Decodable { var backend: String; var device: String; var checks: [Check] }
-        struct Check: Decodable { var id: String; var area: String; var status: String; var seconds: Double }
-        var runs: [Run]
-        var passed: Int
-        var failed: Int
-        var skipped: Int
-    }
+        @Test("--source opens a GStreamer source description, with --format and --size")
+        func sourceFlag() async throws {
+            let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
+                                  "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
+            #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
+            let hold = try await camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
+            #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
+        }
 
-    @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
-    func junitAndJSON() async throws {
-        let xml = scratch.appendingPathComponent("conformance.xml")
-        let run = try await camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
-        #expect(run.status == 0, "\(run)")
-        // stdout is the JSON document alone; the per-check lines went to stderr.
-        let report = try JSONDecoder().decode(JSONReport.self, from: Data(run.stdout.utf8))
-        #expect(run.stderr.contains("T1 "), "\(run.stderr)")
-        #expect(report.failed == 0 && report.runs.map(\.device) == ["virtual-back", "virtual-front"])
-        let checks = report.runs.flatMap { r in r.checks.map { ("\(r.backend):\(r.device)", $0) } }
-        #expect(checks.count == 2 * 4, "S5a, S5b, T1, Z1a on each device: \(checks.map(\.1.id))")
-        #expect(report.passed + report.failed + report.skipped == checks.count)
-
-        let script = scratch.appendingPathComponent("read.py")
-        try Self.reader.write(to: script, atomically: true, encoding: .utf8)
-        let py = try await tool("python3", [script.path, xml.path])
-        #expect(py.status == 0, "python3 could not parse \(xml.path): \(py)")
-        let rows = py.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-        #expect(rows.count == checks.count, "\(rows)")
-        for (row, (suite, check)) in zip(rows, checks) {
-            #expect(row == [suite, check.id, check.area, String(format: "%.3f", check.seconds), check.status == "skip" ? "skip" : "pass"], "\(row)")
+        @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
+        func jsonSlashes() async throws {
+            let png = scratch.appendingPathComponent("qr.png")
+            let enc = try await tool("qrencode", ["-s", "6", "-o", png.path, "https://example.com/a/b"])
+            try #require(enc.status == 0, "\(enc)")
+            let run = try await camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
+            #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
+            #expect(try CLI.json(["node": "/dev/video0"]) == #"{"node":"/dev/video0"}"#)
         }
     }
 
-    @Test("--device picks one device across backends; an unknown one is a runtime error")
-    func deviceSelection() async throws {
-        let one = try await camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
-                             environment: ["CAMHAL_BACKENDS": "virtual"])
-        #expect(one.status == 0, "\(one)")
-        let report = try JSONDecoder().decode(JSONReport.self, from: Data(one.stdout.utf8))
-        #expect(report.runs.map(\.device) == ["virtual-front"])
-        let missing = try await camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
-        #expect(missing.status == 1 && missing.stderr.contains("'nope'"), "\(missing)")
+    @Suite("camhal conformance: reports for CI")
+    struct ConformanceCLITests {
+        let scratchDir = Scratch()
+        var scratch: URL { scratchDir.url }
+
+        /// Python's xml module reads the JUnit file; it prints one line per testcase.
+        static let reader = """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            assert root.tag == "testsuites", root.tag
+            for suite in root.findall("testsuite"):
+                for case in suite.findall("testcase"):
+                    skipped = case.find("skipped")
+                    failure = case.find("failure")
+                    state = "fail" if failure is not None else "skip" if skipped is not None else "pass"
+                    print("\t".join([suite.get("name"), case.get("name"), case.get("classname"), case.get("time"), state]))
+            """
+
+        struct JSONReport: Decodable {
+            struct Run: Decodable { var backend: String; var device: String; var checks: [Check] }
+            struct Check: Decodable { var id: String; var area: String; var status: String; var seconds: Double }
+            var runs: [Run]
+            var passed: Int
+            var failed: Int
+            var skipped: Int
+        }
+
+        @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
+        func junitAndJSON() async throws {
+            let xml = scratch.appendingPathComponent("conformance.xml")
+            let run = try await camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
+            #expect(run.status == 0, "\(run)")
+            // stdout is the JSON document alone; the per-check lines went to stderr.
+            let report = try JSONDecoder().decode(JSONReport.self, from: Data(run.stdout.utf8))
+            #expect(run.stderr.contains("T1 "), "\(run.stderr)")
+            #expect(report.failed == 0 && report.runs.map(\.device) == ["virtual-back", "virtual-front"])
+            let checks = report.runs.flatMap { r in r.checks.map { ("\(r.backend):\(r.device)", $0) } }
+            #expect(checks.count == 2 * 4, "S5a, S5b, T1, Z1a on each device: \(checks.map(\.1.id))")
+            #expect(report.passed + report.failed + report.skipped == checks.count)
+
+            let script = scratch.appendingPathComponent("read.py")
+            try Self.reader.write(to: script, atomically: true, encoding: .utf8)
+            let py = try await tool("python3", [script.path, xml.path])
+            #expect(py.status == 0, "python3 could not parse \(xml.path): \(py)")
+            let rows = py.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            #expect(rows.count == checks.count, "\(rows)")
+            for (row, (suite, check)) in zip(rows, checks) {
+                #expect(row == [suite, check.id, check.area, String(format: "%.3f", check.seconds), check.status == "skip" ? "skip" : "pass"], "\(row)")
+            }
+        }
+
+        @Test("--device picks one device across backends; an unknown one is a runtime error")
+        func deviceSelection() async throws {
+            let one = try await camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
+                                 environment: ["CAMHAL_BACKENDS": "virtual"])
+            #expect(one.status == 0, "\(one)")
+            let report = try JSONDecoder().decode(JSONReport.self, from: Data(one.stdout.utf8))
+            #expect(report.runs.map(\.device) == ["virtual-front"])
+            let missing = try await camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
+            #expect(missing.status == 1 && missing.stderr.contains("'nope'"), "\(missing)")
+        }
+    }
+
+    @Suite("camhal bench: a take of N frames")
+    struct BenchLineTests {
+        @Test("bench-libcamera prints one JSON line from a take of N frames")
+        func benchLine() async throws {
+            let run = try await camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+            #expect(line["frames"] as? Int == 3 && line["format"] as? String == "NV12 640x480", "\(line)")
+            #expect(line["device"] as? String == "virtual-back" && line["sequenceGaps"] as? Int == 0, "\(line)")
+        }
     }
 }
 
@@ -274,14 +293,5 @@ struct FrameTakeTests {
         #expect(take.format == "GREY 1x1" && take.size == Size(width: 1, height: 1) && take.pixelFormat == .gray8)
         #expect(take.firstTimestamp == 0.1 && take.lastTimestamp == 0.4)
         #expect(take.buffers.count == 1 && take.wall > 0 && take.firstFrame != nil)
-    }
-
-    @Test("bench-libcamera prints one JSON line from a take of N frames")
-    func benchLine() async throws {
-        let run = try await camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
-        #expect(run.status == 0, "\(run)")
-        let line = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
-        #expect(line["frames"] as? Int == 3 && line["format"] as? String == "NV12 640x480", "\(line)")
-        #expect(line["device"] as? String == "virtual-back" && line["sequenceGaps"] as? Int == 0, "\(line)")
     }
 }

@@ -42,21 +42,30 @@ private func runBlocking(_ binary: URL, _ args: [String], environment: [String: 
     env.removeValue(forKey: "CAMHAL_BACKENDS")
     for (k, v) in environment { env[k] = v }
     p.environment = env
-    let out = Pipe(), err = Pipe()
+    // The child writes to files whose descriptors this process closes as soon as the child runs:
+    // pipes held open for the child's lifetime would show as descriptors of this test process,
+    // which the conformance check R3a (running in parallel) counts as a leak.
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-cli-run-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let outURL = dir.appendingPathComponent("stdout"), errURL = dir.appendingPathComponent("stderr")
+    try Data().write(to: outURL)
+    try Data().write(to: errURL)
+    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
     p.standardOutput = out
     p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    // Read stderr on another thread so neither pipe fills while the other is read.
-    let errData = Locked(Data())
-    let errHandle = err.fileHandleForReading
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { errData.set(errHandle.readDataToEndOfFile()) }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
+    do {
+        try p.run()
+    } catch {
+        try? out.close()
+        try? err.close()
+        throw error
+    }
+    try out.close()
+    try err.close()
     p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-               stderr: String(decoding: errData.value, as: UTF8.self))
+    return Run(status: p.terminationStatus, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+               stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
 }
 
 /// Runs `executable args...` (a helper tool such as python3 or qrencode) off the cooperative
