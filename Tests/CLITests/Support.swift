@@ -1,4 +1,3 @@
-import CamHAL
 import Foundation
 import Testing
 
@@ -22,60 +21,53 @@ func camhalBinary() throws -> URL {
                         "camhal binary not built next to the test bundle in \(dir.path)")
 }
 
-/// Runs `camhal args...` with `environment` added to this process's, reading both pipes to the end.
-/// The blocking reads and the wait run on a Dispatch thread: a test blocking a thread of Swift's
-/// small cooperative pool (two threads on a two-core machine) would stall every other test.
+/// Runs `camhal args...` with `environment` added to this process's (`CAMHAL_BACKENDS` removed
+/// unless given).
 func camhal(_ args: [String], environment: [String: String] = [:]) async throws -> Run {
-    let binary = try camhalBinary()
-    return try await withCheckedThrowingContinuation { (c: CheckedContinuation<Run, any Error>) in
-        DispatchQueue.global().async {
-            c.resume(with: Result { try runBlocking(binary, args, environment: environment) })
-        }
-    }
-}
-
-private func runBlocking(_ binary: URL, _ args: [String], environment: [String: String]) throws -> Run {
-    let p = Process()
-    p.executableURL = binary
-    p.arguments = args
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "CAMHAL_BACKENDS")
     for (k, v) in environment { env[k] = v }
-    p.environment = env
-    // The child writes to files whose descriptors this process closes as soon as the child runs:
-    // pipes held open for the child's lifetime would show as descriptors of this test process,
-    // which the conformance check R3a (running in parallel) counts as a leak.
+    return try await run(try camhalBinary(), args, environment: env)
+}
+
+/// Runs `executable args...` (a helper tool such as python3 or qrencode found on PATH).
+func tool(_ executable: String, _ args: [String]) async throws -> Run {
+    try await run(URL(fileURLWithPath: "/usr/bin/env"), [executable] + args, environment: nil)
+}
+
+/// Runs a child to its end without blocking a thread and without leaving a descriptor open in
+/// this process while it runs: its output goes to files whose descriptors are closed as soon as it
+/// started, and its end arrives through `terminationHandler` (`waitUntilExit` would spin a run
+/// loop, which opens descriptors on the calling thread). The conformance check R3a, running in
+/// parallel in this process, counts descriptors.
+private func run(_ executable: URL, _ args: [String], environment: [String: String]?) async throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-cli-run-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let outURL = dir.appendingPathComponent("stdout"), errURL = dir.appendingPathComponent("stderr")
     try Data().write(to: outURL)
     try Data().write(to: errURL)
-    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-    p.standardOutput = out
-    p.standardError = err
-    do {
-        try p.run()
-    } catch {
-        try? out.close()
-        try? err.close()
-        throw error
-    }
-    try out.close()
-    try err.close()
-    p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-               stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-}
-
-/// Runs `executable args...` (a helper tool such as python3 or qrencode) off the cooperative
-/// pool, like `camhal`; returns its status and standard output.
-func tool(_ executable: String, _ args: [String]) async throws -> Run {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Run, any Error>) in
-        DispatchQueue.global().async {
-            c.resume(with: Result { try runBlocking(URL(fileURLWithPath: "/usr/bin/env"), [executable] + args, environment: [:]) })
+    let status: Int32 = try await withCheckedThrowingContinuation { c in
+        let p = Process()
+        p.executableURL = executable
+        p.arguments = args
+        if let environment { p.environment = environment }
+        p.terminationHandler = { c.resume(returning: $0.terminationStatus) }
+        do {
+            let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+            defer {
+                try? out.close()
+                try? err.close()
+            }
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+        } catch {
+            c.resume(throwing: error)
         }
     }
+    return Run(status: status, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+               stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
 }
 
 /// A fresh temporary directory, removed when the last reference goes (a test's `let scratch`).
