@@ -14,10 +14,9 @@ enum WatchCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["seconds"], booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let seconds = try a.double("seconds")
         if let seconds, seconds < 0 { throw UsageError("option --seconds: '\(seconds)' must not be negative") }
-        let registry = Backends.registry()
+        let registry = try CLI.registry()
         let watches = registry.watchDevices { backend, event in
             switch event {
             case .added(let d): printNow("added   \(backend):\(d.id) '\(d.name)'")
