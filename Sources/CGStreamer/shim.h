@@ -219,4 +219,62 @@ static inline guint camhal_gst_filter_provider_criticals(void) {
     return g_log_set_handler("GStreamer", G_LOG_LEVEL_CRITICAL, camhal_gst_log_filter, NULL);
 }
 
+// --- Source-description allowlist helpers (GStreamerSource) ---
+
+/// Parses a gst-launch fragment into a bin without making link errors fatal, so the caller can
+/// still inspect the elements that were created. Returns the bin (or NULL) and, in `*error`, a
+/// g_malloc'ed message when parsing reported one.
+static inline GstElement *camhal_gst_parse_bin_lenient(const char *description, char **error) {
+    GError *err = NULL;
+    // Not gst_parse_bin_from_description_full: it drops the bin on any error, link errors included.
+    GstElement *bin = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_PLACE_IN_BIN, &err);
+    if (error) *error = err ? g_strdup(err->message) : NULL;
+    if (err) g_error_free(err);
+    if (bin && g_object_is_floating(bin)) gst_object_ref_sink(bin);
+    return bin;
+}
+/// The direct children of `bin` (not recursive), each with a reference
+/// (free with g_list_free_full(l, gst_object_unref)), in the order they were added. When `bin`
+/// is not a bin (a parse that failed half-way can return a lone element), that element alone.
+static inline GList *camhal_gst_bin_children(GstElement *element) {
+    if (!GST_IS_BIN(element)) return g_list_prepend(NULL, gst_object_ref(element));
+    GstBin *bin = GST_BIN(element);
+    GList *out = NULL;
+    GST_OBJECT_LOCK(bin);
+    for (GList *l = bin->children; l; l = l->next) out = g_list_prepend(out, gst_object_ref(l->data));
+    GST_OBJECT_UNLOCK(bin);
+    return out;  // bin->children is newest-first; prepending reverses it to insertion order
+}
+/// The readable string properties of `object` that hold a value, as a NULL-terminated vector
+/// of alternating names and values (free with g_strfreev).
+static inline gchar **camhal_gst_string_properties(gpointer object) {
+    guint n = 0;
+    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(object), &n);
+    GPtrArray *out = g_ptr_array_new();
+    for (guint i = 0; i < n; i++) {
+        GParamSpec *spec = specs[i];
+        if (!(spec->flags & G_PARAM_READABLE) || spec->value_type != G_TYPE_STRING) continue;
+        gchar *value = NULL;
+        g_object_get(G_OBJECT(object), spec->name, &value, NULL);
+        if (!value) continue;
+        g_ptr_array_add(out, g_strdup(spec->name));
+        g_ptr_array_add(out, value);
+    }
+    g_free(specs);
+    g_ptr_array_add(out, NULL);
+    return (gchar **)g_ptr_array_free(out, FALSE);
+}
+
+/// uridecodebin's "autoplug-select": skips adaptive-streaming demuxers (hlsdemux, dashdemux,
+/// mssdemux: klass "Demuxer/Adaptive"), which fetch the URIs a playlist names, so a local
+/// `file://x.m3u8` cannot make CamHAL reach the network. 2 is GST_AUTOPLUG_SELECT_SKIP, 0 TRY.
+static gint camhal_gst_skip_adaptive_cb(GstElement *bin, GstPad *pad, GstCaps *caps, GstElementFactory *factory, gpointer data) {
+    (void)bin; (void)pad; (void)caps; (void)data;
+    const char *klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+    return (klass && g_strstr_len(klass, -1, "Adaptive")) ? 2 : 0;
+}
+static inline gulong camhal_gst_refuse_adaptive_demuxers(GstElement *uridecodebin) {
+    return g_signal_connect_data(uridecodebin, "autoplug-select", G_CALLBACK(camhal_gst_skip_adaptive_cb), NULL, NULL, (GConnectFlags)0);
+}
+
 #endif

@@ -35,7 +35,7 @@ struct GStreamerFailedStartTests {
 
     @Test func missingFileFailsTheStartAndStopCompletes() async throws {
         let backend = GStreamerBackend(includeTestSource: false)
-        let d = try backend.source(description: "filesrc location=/nonexistent ! rawvideoparse width=64 height=64 format=gray8")
+        let d = try backend.source(description: "filesrc location=/nonexistent ! rawvideoparse width=64 height=64 format=gray8", policy: .allowingLocalFiles)
         await expectFailedStart(backend, d, "missing filesrc")
     }
 
@@ -50,7 +50,7 @@ struct GStreamerFailedStartTests {
 
     @Test func unreadableOverlayImageFails() async throws {
         let backend = GStreamerBackend(includeTestSource: false)
-        let d = try backend.source(description: "videotestsrc is-live=true ! videoconvert ! gdkpixbufoverlay location=/nonexistent/overlay.png")
+        let d = try backend.source(description: "videotestsrc is-live=true ! videoconvert ! gdkpixbufoverlay location=/nonexistent/overlay.png", policy: .allowingLocalFiles)
         await expectFailedStart(backend, d, "unreadable overlay")
     }
 
@@ -60,4 +60,47 @@ struct GStreamerFailedStartTests {
         let d = try backend.source(description: "rtmpsrc location=rtmp://127.0.0.1:9/live/none timeout=2 ! flvdemux ! decodebin", allowPipeline: true)
         await expectFailedStart(backend, d, "unreachable rtmpsrc")
     }
+
+    /// A local `file://` HLS playlist used to make uridecodebin's hlsdemux send an HTTP GET to the
+    /// address it names. Would catch: any decoder in the URI route fetching a playlist's URIs.
+    @Test func fileURIPlaylistNeverReachesTheNetwork() async throws {
+        let listener = try #require(LocalListener())
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-list-\(getpid()).m3u8").path
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nhttp://127.0.0.1:\(listener.port)/segment.ts\n#EXT-X-ENDLIST\n"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(playlist.utf8)))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let backend = GStreamerBackend(includeTestSource: false)
+        let d = try backend.source(uri: "file://" + path)
+        await expectFailedStart(backend, d, "file:// playlist")
+        #expect(!listener.wasContacted(), "the playlist's segment URI was fetched")
+    }
+}
+
+/// A TCP listener on 127.0.0.1 (an ephemeral port) that only records whether anyone connected.
+final class LocalListener: Sendable {
+    let fd: Int32
+    let port: Int
+    init?() {
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard s >= 0 else { return nil }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                bind(s, sa, len) == 0 && listen(s, 4) == 0 && getsockname(s, sa, &len) == 0
+            }
+        }
+        guard ok else { close(s); return nil }
+        fd = s
+        port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+    func wasContacted() -> Bool {
+        let c = accept(fd, nil, nil)
+        if c >= 0 { close(c) }
+        return c >= 0
+    }
+    deinit { close(fd) }
 }
