@@ -27,6 +27,12 @@ extension GStreamerBackend {
     }
 }
 
+/// Character sequences that crash GStreamer 1.22's gst-launch parser (in-process: SIGSEGV),
+/// found by fuzzing; descriptions containing one are refused before parsing.
+enum GStreamerParserCrashers {
+    static let sequences = [".:"]
+}
+
 /// Checks a user's source description before anything is linked or started (B2): an ALLOWLIST of
 /// element factories, each with its properties checked. Anything not listed is refused with
 /// `CameraError.invalidArgument` naming the element and the rule.
@@ -78,6 +84,12 @@ enum SourceAllowlist {
             throw refuse("it is \(description.utf8.count) bytes long; at most \(maxLength) are accepted")
         }
         guard !description.contains("\0") else { throw refuse("it contains a NUL character") }
+        // GStreamer 1.22's parser dereferences a bad pointer on an element reference followed by
+        // ':' (`x.:y.` crashes gst-launch-1.0 too; found by Fuzz/FuzzSourceDescription). No
+        // description needs that sequence; it is refused before the parser sees it.
+        for crasher in GStreamerParserCrashers.sequences where description.contains(crasher) {
+            throw refuse("it contains '\(crasher)', which crashes GStreamer's parser")
+        }
         // Counted before parsing too: linking is what makes the parser slow.
         let links = description.reduce(0) { $0 + ($1 == "!" ? 1 : 0) }
         guard links < maxElements else {

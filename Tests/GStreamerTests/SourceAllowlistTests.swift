@@ -76,4 +76,12 @@ import Testing
         let reason3 = try #require(refusal(unlinked))
         #expect(reason3.contains("at most 24"), "\(reason3)")
     }
+
+    /// Found by Fuzz/FuzzSourceDescription: GStreamer 1.22's parser crashes the process (SIGSEGV)
+    /// on `x.:y.`, also in an app's trusted pipeline. Would catch: the pre-parse screen removed.
+    @Test func parserCrashingSequenceIsRefusedBeforeParsing() throws {
+        for d in ["x.:y.", "d.:r.z", "videotestsrc ! x.:y.z"] {
+            #expect { try GStreamerSource.description(d, allowPipeline: true) } throws: { e in "\(e)".contains("crashes GStreamer") }
+        }
+    }
 }
