@@ -15,7 +15,25 @@ public enum RecordingContainer: String, Sendable, Hashable, CaseIterable {
 
     /// `.mp4`/`.m4v`/`.mov` → fragmented MP4; anything else → Matroska.
     public static func forExtension(_ ext: String) -> RecordingContainer {
-        ["mp4", "m4v", "mov"].contains(ext.lowercased()) ? .fragmentedMP4 : .matroska
+        matching(extension: ext) ?? .matroska
+    }
+
+    /// The container a file extension names: `mkv` → Matroska, `mp4`/`m4v`/`mov` → fragmented
+    /// MP4; nil for any other extension (`.webm`, `.avi`: containers CamHAL does not write H.264 to).
+    public static func matching(extension ext: String) -> RecordingContainer? {
+        switch ext.lowercased() {
+        case "mkv": return .matroska
+        case "mp4", "m4v", "mov": return .fragmentedMP4
+        default: return nil
+        }
+    }
+
+    /// The extensions this container is written under.
+    public var fileExtensions: [String] {
+        switch self {
+        case .matroska: return ["mkv"]
+        case .fragmentedMP4: return ["mp4", "m4v", "mov"]
+        }
     }
 }
 
@@ -25,17 +43,50 @@ public struct RecordingOptions: Sendable, Hashable {
     /// the chosen class caps the height (never upscaling); open the camera with
     /// `QualitySelector.streamRequest(for:)` to stream that size in the first place.
     public var quality: QualitySelector?
-    /// nil picks from the file extension.
+    /// nil picks from the file extension (`.mkv`; `.mp4`, `.m4v`, `.mov`); any other extension,
+    /// or none, is refused. When set, the file's extension (if any) must match it.
     public var container: RecordingContainer?
     /// Mirror front-camera video (AVCaptureMovieFileOutput does by default).
     public var mirror: PhotoSettings.Mirror
-    /// H.264 bit rate in kbit/s; nil picks from the size.
+    /// H.264 bit rate in kbit/s (`bitrateRange`); nil picks from the size.
     public var bitrateKbps: Int?
     /// Record audio. This build has no audio capture path (and this machine no audio source), so
     /// true is refused with `CameraError.unsupported`.
     public var audio: Bool
-    /// How long to wait for the first frame.
+    /// How long to wait for the first frame, seconds (positive and finite).
     public var firstFrameTimeout: Double
+
+    /// The bit rates x264enc accepts, kbit/s.
+    public static let bitrateRange = 1...2_048_000
+
+    /// The container these options write `url` in, or `CameraError.invalidArgument` naming the
+    /// bad option: an extension that names no container CamHAL writes (`.webm`, `.avi`, none)
+    /// unless `container` is set, an extension that contradicts `container`, a bit rate outside
+    /// `bitrateRange`, a `firstFrameTimeout` that is not a positive finite number of seconds.
+    public func validated(for url: URL) throws(CameraError) -> RecordingContainer {
+        if let b = bitrateKbps, !Self.bitrateRange.contains(b) {
+            throw .invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be \(Self.bitrateRange.lowerBound)...\(Self.bitrateRange.upperBound) kbit/s (x264enc's range)")
+        }
+        guard firstFrameTimeout.isFinite, firstFrameTimeout > 0 else {
+            throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be a positive number of seconds")
+        }
+        let ext = url.pathExtension
+        let named = RecordingContainer.matching(extension: ext)
+        switch (container, named) {
+        case (nil, let c?):
+            return c
+        case (nil, nil):
+            let what = ext.isEmpty ? "has no extension" : "has the extension '.\(ext)'"
+            throw .invalidArgument(name: "recording file", value: url.path, reason: "\(what), which names no container CamHAL writes: use .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4), or set RecordingOptions.container")
+        case (let c?, nil) where ext.isEmpty:
+            return c
+        case (let c?, let n):
+            guard n == c else {
+                throw .invalidArgument(name: "recording file", value: url.path, reason: "the extension '.\(ext)' does not match the container \(c) (use .\(c.fileExtensions.joined(separator: ", .")))")
+            }
+            return c
+        }
+    }
 
     public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
                 bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5) {
@@ -93,9 +144,7 @@ extension CameraDevice {
         if options.audio {
             throw CameraError.unsupported("audio recording: CamHALMedia has no audio capture path yet (record video only)")
         }
-        if let b = options.bitrateKbps, b <= 0 {
-            throw CameraError.invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be positive")
-        }
+        let container = try options.validated(for: url)
         try AtomicFile.checkWritable(url)
         try GStreamerRuntime.require()
         guard GStreamerRuntime.hasElement("x264enc") else {
@@ -123,6 +172,8 @@ extension CameraDevice {
                 guard let s = self?.currentState.status else { return false }
                 return s == .running || s == .starting || s == .interrupted
             }
+            var options = options
+            options.container = container
             return try Recording(url: url, options: options, device: device, stream: stream, first: first,
                                  quality: quality?.quality, frameRate: rate, sourceAlive: alive)
         } catch {

@@ -142,4 +142,42 @@ struct RecordingTests {
         let discover = sh("gst-discoverer-1.0 '\(url.path)'")
         #expect(discover.1.contains("H.264"), "\(discover.1)")
     }
+
+    @Test("wrong recording options are refused naming the option, before any file is written (issue 11)",
+          arguments: [
+            ("clip.webm", RecordingOptions(), "recording file", "'.webm'"),
+            ("clip.avi", RecordingOptions(), "recording file", "'.avi'"),
+            ("clip", RecordingOptions(), "recording file", "no extension"),
+            ("clip.mp4", RecordingOptions(container: .matroska), "recording file", "does not match"),
+            ("clip.mkv", RecordingOptions(bitrateKbps: Int.max), "bitrateKbps", "2048000"),
+            ("clip.mkv", RecordingOptions(bitrateKbps: 0), "bitrateKbps", "kbit/s"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .nan), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: -1), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .infinity), "firstFrameTimeout", "positive"),
+          ])
+    func wrongOptionsAreRefused(file: String, options: RecordingOptions, name: String, reasonPart: String) async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
+        camera.start()
+        let url = dir.appendingPathComponent(file)
+        do {
+            let rec = try await camera.startRecording(to: url, options: options)
+            await rec.stopAndWait()
+            Issue.record("\(file) with \(options) was accepted")
+        } catch {
+            guard case .invalidArgument(let n, _, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(n == name && reason.contains(reasonPart), "\(n): \(reason)")
+        }
+        await camera.stop()
+        #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written")
+    }
+
+    @Test("an explicit container accepts a file without extension; .m4v and .mov are fragmented MP4")
+    func containerFromOptionsOrExtension() throws {
+        #expect(try RecordingOptions(container: .matroska).validated(for: URL(fileURLWithPath: "/tmp/clip")) == .matroska)
+        #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.MOV")) == .fragmentedMP4)
+        #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.m4v")) == .fragmentedMP4)
+        #expect(try RecordingOptions(container: .fragmentedMP4).validated(for: URL(fileURLWithPath: "/tmp/a.mp4")) == .fragmentedMP4)
+    }
 }
