@@ -8,7 +8,11 @@ import Glibc
 /// The file format of a recording. Both survive a cut (killed process, power loss, disconnect):
 /// the file plays up to the last written cluster/fragment.
 public enum RecordingContainer: String, Sendable, Hashable, CaseIterable {
-    /// Matroska (`.mkv`), written in streamable mode: no size fields to patch at the end.
+    /// Matroska (`.mkv`). Not in matroskamux's streamable mode: that mode never writes the
+    /// segment's Duration, and readers (gst-discoverer-1.0) then estimate it from the last
+    /// cluster's start, up to a keyframe interval (~1 s) short of what was recorded. A clean stop
+    /// writes the Duration and the sizes at the end; a cut file has none and still plays
+    /// (readers treat the sizes as unknown).
     case matroska
     /// Fragmented MP4 (`.mp4`), one fragment a second.
     case fragmentedMP4
@@ -256,7 +260,7 @@ public final class Recording: @unchecked Sendable {
         let fps = max(1, Int(frameRate.rounded()))
         let kbps = options.bitrateKbps ?? (quality ?? Quality.allCases.first { size.height <= $0.height } ?? .uhd).bitrateKbps
         let mux = container == .matroska
-            ? "matroskamux name=mux streamable=true"
+            ? "matroskamux name=mux streamable=false"
             : "mp4mux name=mux fragment-duration=1000 streamable=true"
         let description = """
             appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=downstream max-buffers=8 \
