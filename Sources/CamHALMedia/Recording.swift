@@ -155,6 +155,8 @@ extension CameraDevice {
             throw CameraError.unsupported("recording needs x264enc (Debian gstreamer1.0-plugins-ugly)")
         }
         try await requireStarted(for: "startRecording")
+        // Subscribed before the first frame, so a failure from then on ends the recording at once.
+        let states = stateUpdates()
         let stream = frames(policy: .keepOnlyLatest)
         let first: Frame
         do throws(CameraError) {
@@ -176,10 +178,15 @@ extension CameraDevice {
                 guard let s = self?.currentState.status else { return false }
                 return s == .running || s == .starting || s == .interrupted
             }
+            let failure: @Sendable () -> CameraError? = { [weak self] in
+                guard let s = self?.currentState, s.status == .error else { return nil }
+                return s.error
+            }
             var options = options
             options.container = container
             return try Recording(url: url, options: options, device: device, stream: stream, first: first,
-                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive)
+                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive,
+                                 sessionFailure: failure, sessionStates: states)
         } catch {
             stream.cancel()
             throw error
@@ -206,6 +213,10 @@ public final class Recording: @unchecked Sendable {
     private let t0: Double
     private let frameDuration: UInt64
     private let sourceAlive: @Sendable () -> Bool
+    /// The session's error when it failed (busy, disconnected...), else nil.
+    private let sessionFailure: @Sendable () -> CameraError?
+    /// Watches the session's states and ends the recording when it fails.
+    private let sessionWatch = Locked<Task<Void, Never>?>(nil)
 
     struct State {
         var frames = 0
@@ -249,9 +260,11 @@ public final class Recording: @unchecked Sendable {
     }
 
     init(url: URL, options: RecordingOptions, device: DeviceDescriptor, stream: FrameStream, first: Frame,
-         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true }) throws(CameraError) {
+         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true },
+         sessionFailure: @escaping @Sendable () -> CameraError? = { nil }, sessionStates: AsyncStream<CameraState>? = nil) throws(CameraError) {
         self.url = url
         self.sourceAlive = sourceAlive
+        self.sessionFailure = sessionFailure
         self.frames = stream
         let facing = first.lens?.facing ?? device.facing
         mirror = options.mirror == .on || (options.mirror == .auto && facing == .front)
@@ -300,6 +313,18 @@ public final class Recording: @unchecked Sendable {
         continuation.yield(.started(info))
         startBusThread()
         Task.detached { [self] in await feed() }
+        if let sessionStates {
+            // A failed session (disconnected, busy, a stream error) ends the recording with that
+            // error at once, whether or not its frame stream ends too (issue 11: `record` kept
+            // going to the end of --duration after a disconnect, then said "the camera stopped").
+            sessionWatch.set(Task.detached { [weak self] in
+                for await state in sessionStates where state.status == .error {
+                    self?.finalize(error: state.error ?? .streamFailed("the camera failed during the recording; file kept"))
+                    return
+                }
+            })
+            if finalizeOnce.value { sessionWatch.value?.cancel() }  // finalized before the watch was stored
+        }
     }
 
     deinit {
@@ -361,7 +386,7 @@ public final class Recording: @unchecked Sendable {
         // The session ending the stream is an error even when stop() raced in right after it.
         let s = state.value
         let sourceGone = !sourceAlive() || !s.stopRequested
-        finalize(error: sourceGone ? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+        finalize(error: sourceGone ? sessionFailure() ?? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
     }
 
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
@@ -449,6 +474,7 @@ public final class Recording: @unchecked Sendable {
     }
 
     private func finalizeNow(error: CameraError?) {
+        sessionWatch.value?.cancel()
         frames.cancel()
         pushQueue.sync {}  // the last push has landed
         state.withLock { $0.ended = true }

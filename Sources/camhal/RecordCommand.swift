@@ -35,16 +35,24 @@ enum RecordCommand {
         if let selector, let request = selector.streamRequest(for: camera.device) {
             camera = try MediaSupport.open(a, stream: request)
         }
+        let (status, _) = await record(camera, to: url, duration: duration, options: RecordingOptions(quality: selector), quiet: a.has("quiet"))
+        return status
+    }
+
+    /// Records `camera` to `url` for `duration` seconds (or until Ctrl-C/SIGTERM), printing
+    /// progress; returns the exit status and the error that ended the recording early. A session
+    /// that fails (disconnected, busy) ends it at once with that error, file kept.
+    static func record(_ camera: Camera, to url: URL, duration: Double, options: RecordingOptions, quiet: Bool) async -> (status: Int32, error: CameraError?) {
         camera.start()
         let recording: Recording
         do {
             try await MediaSupport.waitUntilStreaming(camera)
-            recording = try await camera.startRecording(to: url, options: RecordingOptions(quality: selector))
+            recording = try await camera.startRecording(to: url, options: options)
         } catch {
             await camera.stop()
-            throw error
+            printError("camhal record: \(error)")
+            return (1, error as? CameraError)
         }
-        let quiet = a.has("quiet")
         // Ctrl-C / SIGTERM stop the recording cleanly.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
@@ -59,6 +67,7 @@ enum RecordCommand {
             recording.stop()
         }
         var status: Int32 = 0
+        var failure: CameraError?
         for await event in recording.events {
             switch event {
             case .started(let info):
@@ -74,6 +83,7 @@ enum RecordCommand {
                 if let error {
                     printError("camhal record: \(error) (file \(u.path) kept: \(s))")
                     status = 1
+                    failure = error
                 } else {
                     print("wrote \(u.path): \(s)")
                 }
@@ -81,7 +91,9 @@ enum RecordCommand {
         }
         timer.cancel()
         sources.forEach { $0.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
         await camera.stop()
-        return status
+        return (status, failure)
     }
 }
