@@ -39,6 +39,15 @@ static inline GstMessageType camhal_gst_message_type(GstMessage *m) { return GST
 static inline const char *camhal_gst_message_src_name(GstMessage *m) { return GST_MESSAGE_SRC_NAME(m); }
 static inline gboolean camhal_gst_is_app_sink(gpointer p) { return GST_IS_APP_SINK(p); }
 
+/// Calls `callback` with `data` for every buffer through `element`'s static pad `pad_name`;
+/// returns the probe's id, or 0 when the pad does not exist.
+static inline gulong camhal_gst_probe_buffers(GstElement *element, const char *pad_name, GstPadProbeCallback callback, gpointer data) {
+    GstPad *pad = gst_element_get_static_pad(element, pad_name);
+    if (!pad) return 0;
+    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, callback, data, NULL);
+    gst_object_unref(pad);
+    return id;
+}
 static GstPadProbeReturn camhal_gst_count_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
     (void)pad; (void)info;
     g_atomic_int_inc((gint *)counter);
@@ -47,11 +56,7 @@ static GstPadProbeReturn camhal_gst_count_probe_cb(GstPad *pad, GstPadProbeInfo 
 /// Counts the buffers that pass `element`'s static pad `pad_name` into `*counter` (atomically);
 /// the counter must outlive the element. Returns 0 when the pad does not exist.
 static inline gulong camhal_gst_count_buffers(GstElement *element, const char *pad_name, gint *counter) {
-    GstPad *pad = gst_element_get_static_pad(element, pad_name);
-    if (!pad) return 0;
-    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, camhal_gst_count_probe_cb, counter, NULL);
-    gst_object_unref(pad);
-    return id;
+    return camhal_gst_probe_buffers(element, pad_name, camhal_gst_count_probe_cb, counter);
 }
 static inline gint camhal_atomic_int_get(gint *p) { return g_atomic_int_get(p); }
 
@@ -276,5 +281,23 @@ static gint camhal_gst_skip_adaptive_cb(GstElement *bin, GstPad *pad, GstCaps *c
 static inline gulong camhal_gst_refuse_adaptive_demuxers(GstElement *uridecodebin) {
     return g_signal_connect_data(uridecodebin, "autoplug-select", G_CALLBACK(camhal_gst_skip_adaptive_cb), NULL, NULL, (GConnectFlags)0);
 }
+
+static GstPadProbeReturn camhal_gst_end_time_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer slot) {
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (b && GST_BUFFER_PTS_IS_VALID(b)) {
+        guint64 end = GST_BUFFER_PTS(b) + (GST_BUFFER_DURATION_IS_VALID(b) ? GST_BUFFER_DURATION(b) : 0);
+        guint64 *p = (guint64 *)slot;
+        guint64 old = __atomic_load_n(p, __ATOMIC_RELAXED);
+        while (end > old && !__atomic_compare_exchange_n(p, &old, end, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    }
+    return GST_PAD_PROBE_OK;
+}
+/// Keeps in `*slot` (atomically) the latest end time (PTS + duration) of the buffers passing
+/// `element`'s static pad `pad_name`; the slot must outlive the element. 0 when the pad is missing.
+static inline gulong camhal_gst_track_end_time(GstElement *element, const char *pad_name, guint64 *slot) {
+    return camhal_gst_probe_buffers(element, pad_name, camhal_gst_end_time_probe_cb, slot);
+}
+static inline guint64 camhal_atomic_u64_get(guint64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 
 #endif

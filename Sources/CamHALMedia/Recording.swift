@@ -208,6 +208,9 @@ public final class Recording: @unchecked Sendable {
     private let bus: UnsafeMutablePointer<GstBus>
     /// Buffers that entered the encoder, counted by a pad probe (outlives the pipeline).
     private let encodedFrames = UnsafeMutablePointer<gint>.allocate(capacity: 1)
+    /// End time (PTS + duration, ns) of the last buffer that entered the encoder: the file's
+    /// duration. Frames appsrc dropped when the encoder fell behind never count.
+    private let encodedEnd = UnsafeMutablePointer<guint64>.allocate(capacity: 1)
     private let mirror: Bool
     private let pushQueue: DispatchQueue
     private let t0: Double
@@ -276,7 +279,7 @@ public final class Recording: @unchecked Sendable {
             ? "matroskamux name=mux streamable=false"
             : "mp4mux name=mux fragment-duration=1000 streamable=true"
         let description = """
-            appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=downstream max-buffers=8 \
+            appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=upstream max-buffers=8 \
             caps=video/x-raw,format=I420,width=\(size.width),height=\(size.height),framerate=\(fps)/1,pixel-aspect-ratio=1/1 \
             ! x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=\(fps) bitrate=\(kbps) \
             ! video/x-h264,profile=constrained-baseline ! h264parse ! \(mux) ! filesink name=sink buffer-mode=unbuffered
@@ -290,8 +293,10 @@ public final class Recording: @unchecked Sendable {
         camhal_gst_set(sink, "location", url.path)
         gst_object_unref(sink)
         encodedFrames.initialize(to: 0)
+        encodedEnd.initialize(to: 0)
         if let enc = gst_bin_get_by_name(camhal_gst_bin(pipeline), "enc") {
             _ = camhal_gst_count_buffers(enc, "sink", encodedFrames)
+            _ = camhal_gst_track_end_time(enc, "sink", encodedEnd)
             gst_object_unref(enc)
         }
         self.pipeline = pipeline
@@ -331,7 +336,8 @@ public final class Recording: @unchecked Sendable {
         gst_object_unref(bus)
         gst_object_unref(appsrc)
         gst_object_unref(pipeline)
-        encodedFrames.deallocate()  // after the pipeline (and its probe) is gone
+        encodedFrames.deallocate()  // after the pipeline (and its probes) is gone
+        encodedEnd.deallocate()
     }
 
     /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
@@ -357,10 +363,16 @@ public final class Recording: @unchecked Sendable {
     /// The current statistics.
     public var stats: RecordingStats {
         let s = state.value
-        // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the oldest
-        // queued frames, which never reach the file. Count what reached the encoder instead.
+        // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the newest
+        // frames, which never reach the file. Count what reached the encoder instead. It drops
+        // the newest, not the oldest: x264enc starts slowly, and dropping the oldest lost the
+        // first frames, so Matroska files started late (0.8 s seen) and were that much shorter
+        // than the recorded duration.
         let encoded = Int(camhal_atomic_int_get(encodedFrames))
-        return RecordingStats(duration: Double(s.lastPTS + (s.frames > 0 ? frameDuration : 0)) / 1e9,
+        // The duration is what reached the encoder, as the file will say (issue 11: it was the last
+        // frame handed to appsrc, which can be dropped when the encoder lags). The first frame
+        // (PTS 0) always reaches it: the queue is empty then.
+        return RecordingStats(duration: Double(camhal_atomic_u64_get(encodedEnd)) / 1e9,
                               bytes: Self.fileSize(url), frames: encoded,
                               droppedFrames: s.dropped + frames.droppedFrames + max(0, s.frames - encoded))
     }

@@ -33,10 +33,17 @@ struct GStreamerFailedStartTests {
         #expect(completed, "\(label): stop's completion ran")
     }
 
-    @Test func missingFileFailsTheStartAndStopCompletes() async throws {
+    /// Descriptions whose start fails: a missing file, an unreadable overlay image, and (through
+    /// an app's trusted pipeline, since descriptions refuse rtmpsrc) an unreachable RTMP server.
+    @Test(arguments: [
+        ("filesrc location=/nonexistent ! rawvideoparse width=64 height=64 format=gray8", false),
+        ("videotestsrc is-live=true ! videoconvert ! gdkpixbufoverlay location=/nonexistent/overlay.png", false),
+        ("rtmpsrc location=rtmp://127.0.0.1:9/live/none timeout=2 ! flvdemux ! decodebin", true),
+    ])
+    func failingDescriptionEndsInAnErrorAndStopCompletes(description: String, trusted: Bool) async throws {
         let backend = GStreamerBackend(includeTestSource: false)
-        let d = try backend.source(description: "filesrc location=/nonexistent ! rawvideoparse width=64 height=64 format=gray8", policy: .allowingLocalFiles)
-        await expectFailedStart(backend, d, "missing filesrc")
+        let d = try backend.source(description: description, policy: .allowingLocalFiles, allowPipeline: trusted)
+        await expectFailedStart(backend, d, description)
     }
 
     @Test func fileURIDeletedBeforeStartFails() async throws {
@@ -46,19 +53,6 @@ struct GStreamerFailedStartTests {
         let d = try backend.source(uri: "file://" + path)
         try FileManager.default.removeItem(atPath: path)
         await expectFailedStart(backend, d, "deleted file URI")
-    }
-
-    @Test func unreadableOverlayImageFails() async throws {
-        let backend = GStreamerBackend(includeTestSource: false)
-        let d = try backend.source(description: "videotestsrc is-live=true ! videoconvert ! gdkpixbufoverlay location=/nonexistent/overlay.png", policy: .allowingLocalFiles)
-        await expectFailedStart(backend, d, "unreadable overlay")
-    }
-
-    @Test func unreachableRTMPServerFails() async throws {
-        // Descriptions refuse rtmpsrc; an app's own trusted pipeline (allowPipeline) may use it.
-        let backend = GStreamerBackend(includeTestSource: false)
-        let d = try backend.source(description: "rtmpsrc location=rtmp://127.0.0.1:9/live/none timeout=2 ! flvdemux ! decodebin", allowPipeline: true)
-        await expectFailedStart(backend, d, "unreachable rtmpsrc")
     }
 
     /// A local `file://` HLS playlist used to make uridecodebin's hlsdemux send an HTTP GET to the
