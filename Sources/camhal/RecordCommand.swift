@@ -9,7 +9,7 @@ enum RecordCommand {
         name: "record", summary: "record video to .mkv (or fragmented .mp4)",
         usage: """
             usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID] [--quiet]
-              -o, --output PATH  .mkv (Matroska) or .mp4 (fragmented MP4); both survive a cut
+              -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut
               --duration S       seconds to record (default 5; Ctrl-C stops early and keeps the file)
               --quality Q        quality class, falling back to the closest lower one (CameraX style)
               --quiet            no progress lines
@@ -29,13 +29,15 @@ enum RecordCommand {
             selector = .from(quality, fallback: .lowerQualityOrHigherThan(quality))
         }
         let url = URL(fileURLWithPath: output)
+        let options = RecordingOptions(quality: selector)
+        _ = try options.validated(for: url)  // a .webm or extension-less path fails before the camera opens
         try AtomicFile.checkWritable(url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
         if let selector, let request = selector.streamRequest(for: camera.device) {
             camera = try MediaSupport.open(a, stream: request)
         }
-        let (status, _) = await record(camera, to: url, duration: duration, options: RecordingOptions(quality: selector), quiet: a.has("quiet"))
+        let (status, _) = await record(camera, to: url, duration: duration, options: options, quiet: a.has("quiet"))
         return status
     }
 
