@@ -52,12 +52,15 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         return source.descriptor
     }
 
-    /// Checks a gst-launch style source description (see `GStreamerSource.description`), adds it
-    /// and returns its descriptor. Throws `CameraError.invalidArgument` naming a refused element
-    /// or the parse error.
+    /// Checks a gst-launch style source description against the allowlist (see
+    /// `GStreamerSource.description`), adds it and returns its descriptor. Throws
+    /// `CameraError.invalidArgument` naming a refused element and the rule, or the parse error.
+    /// - Parameters:
+    ///   - policy: set `allowsLocalFiles` to let the description read local files (`filesrc`).
+    ///   - allowPipeline: the app's own trusted pipeline, exempt from the allowlist.
     @discardableResult
-    public func source(description: String, allowPipeline: Bool = false) throws(CameraError) -> DeviceDescriptor {
-        add(try GStreamerSource.description(description, allowPipeline: allowPipeline))
+    public func source(description: String, policy: SourcePolicy = .default, allowPipeline: Bool = false) throws(CameraError) -> DeviceDescriptor {
+        add(try GStreamerSource.description(description, policy: policy, allowPipeline: allowPipeline))
     }
 
     /// Adds an `rtsp://` or `file://` source and returns its descriptor.
@@ -183,6 +186,8 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
                 let p = try parse("uridecodebin name=camhal_src ! " + tail(format: format, sourceCaps: nil, sync: isFile))
                 if let src = gst_bin_get_by_name(camhal_gst_bin(p), "camhal_src") {
                     camhal_gst_set(src, "uri", uri)
+                    // A file:// playlist (.m3u8, .mpd) must not make the decoder fetch its URIs.
+                    _ = camhal_gst_refuse_adaptive_demuxers(src)
                     gst_object_unref(UnsafeMutableRawPointer(src))
                 }
                 return p

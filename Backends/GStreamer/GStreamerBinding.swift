@@ -73,6 +73,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }.start()
         if changed.wait(timeout: .now() + Self.startTimeout) == .timedOut {
             let error = Self.pendingError(pipeline, deviceID: deviceID)
+            closed.set(true)  // no pulling thread was started; deinit's close() has nothing to do
             // Left to finish (and be dropped) in the background; the device stays with whoever holds it.
             Thread {
                 changed.wait()
@@ -91,6 +92,9 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         isLive = change == GST_STATE_CHANGE_NO_PREROLL
         camhal_gst_set_bool(sinkElement, "drop", isLive ? 1 : 0)
         if change == GST_STATE_CHANGE_FAILURE {
+            // Released here, and the pulling thread never starts: without this flag deinit's
+            // close() unrefs the pipeline a second time and waits for ever for that thread.
+            closed.set(true)
             let error = Self.pendingError(pipeline, deviceID: deviceID)
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             crop.detach()

@@ -40,13 +40,27 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
     /// `v4l2src device=/dev/video2 ! videoflip method=horizontal`. CamHAL appends its own
     /// conversion, crop and appsink stages.
     ///
-    /// Security: unless `allowPipeline` is true, only source elements that read local devices or
-    /// files, plus filters, converters, decoders, parsers and caps filters are accepted. A sink
-    /// (filesink, udpsink, multifilesink...), a network element (rtspsrc, souphttpsrc, udpsrc...)
-    /// or a URI-handling bin is refused with `CameraError.invalidArgument` naming the element.
-    public static func description(_ description: String, allowPipeline: Bool = false) throws(CameraError) -> GStreamerSource {
+    /// Security: unless `allowPipeline` is true, a description may only use CamHAL's ALLOWLIST of
+    /// elements (`SourceAllowlist`): `videotestsrc`, `v4l2src` on a `/dev/video*` node, parsers and
+    /// decoders of local media (`rawvideoparse`, `pngdec`, `jpegdec`, `h264parse`, `matroskademux`...)
+    /// and video filters (`videoconvert`, `videoscale`, `videorate`, `videocrop`, `capsfilter`,
+    /// `imagefreeze`, `queue`, `identity`...). Every other element (sinks, network sources such as
+    /// `rtmpsrc` or `rfbsrc`, `decodebin`, adaptive demuxers such as `hlsdemux`, bins) is refused,
+    /// and so is any property holding a URI. Network cameras come only through `uri(_:)`.
+    ///
+    /// Local files and file descriptors (`filesrc`, `multifilesrc`, `fdsrc`, an overlay image's
+    /// `location`) are refused unless `policy.allowsLocalFiles` is set.
+    ///
+    /// A description is at most `SourceAllowlist.maxLength` (2048) bytes and
+    /// `SourceAllowlist.maxElements` (24) elements. Refusals throw `CameraError.invalidArgument`
+    /// naming the element and the rule.
+    ///
+    /// - Parameters:
+    ///   - policy: what the description may reach beyond the allowlist (nothing by default).
+    ///   - allowPipeline: the app's own trusted pipeline: any element (the size limits still apply).
+    public static func description(_ description: String, policy: GStreamerBackend.SourcePolicy = .default, allowPipeline: Bool = false) throws(CameraError) -> GStreamerSource {
         let trimmed = description.trimmingCharacters(in: .whitespacesAndNewlines)
-        try SourceValidator.validate(trimmed, original: description, allowPipeline: allowPipeline)
+        try SourceAllowlist.validate(trimmed, original: description, policy: policy, allowPipeline: allowPipeline)
         return GStreamerSource(kind: .description(trimmed, allowPipeline: allowPipeline))
     }
 
@@ -93,71 +107,5 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
             id: deviceID, name: name, backend: GStreamerBackend.backendIdentifier, facing: .external,
             lenses: DeviceDescriptor.singleLens(kind: .external, facing: .external),
             formats: formats, zoomMethod: .sensorCrop, isExclusive: false, details: details)
-    }
-}
-
-/// Checks a user's source description before anything is linked or started (B2).
-enum SourceValidator {
-    /// Klass words of elements a source description may hold without the opt-in.
-    static let allowedKlassWords: Set<String> = [
-        "Source", "Filter", "Converter", "Decoder", "Demuxer", "Parser", "Depayloader", "Effect",
-        "Scaler", "Colorspace",
-    ]
-    /// Generic elements that neither write nor reach out.
-    static let allowedGeneric: Set<String> = ["capsfilter", "queue", "identity", "videorate"]
-    /// Elements that take URIs (they can reach the network or write) and need the opt-in.
-    static let uriHandlers: Set<String> = ["uridecodebin", "uridecodebin3", "urisourcebin", "playbin", "playbin3", "queue2"]
-
-    static func validate(_ description: String, original: String, allowPipeline: Bool) throws(CameraError) {
-        let name = "source description"
-        guard !description.isEmpty else {
-            throw .invalidArgument(name: name, value: original, reason: "it is empty")
-        }
-        if let why = GStreamerRuntime.start() {
-            throw .backendUnavailable(backend: GStreamerBackend.backendIdentifier, reason: why)
-        }
-        var error: UnsafeMutablePointer<CChar>?
-        // Parsed as it will be linked: followed by CamHAL's stages (a trailing caps filter such as
-        // `v4l2src ! video/x-raw,width=640` only parses with an element after it).
-        guard let bin = camhal_gst_parse_bin(description + " ! identity name=camhal_validate", 0, &error) else {
-            let why = takeGString(error) ?? "unknown parse error"
-            throw .invalidArgument(name: name, value: original, reason: "malformed: \(why)")
-        }
-        let binRef = GstObjectRef(adopting: UnsafeMutableRawPointer(bin))
-        let list = camhal_gst_bin_elements(camhal_gst_bin(binRef.raw))
-        defer { g_list_free_full(list, { gst_object_unref($0) }) }
-        var elements: [(factory: String, name: String, klass: String)] = []
-        var node = list
-        while let n = node {
-            if let e = n.pointee.data?.assumingMemoryBound(to: GstElement.self) {
-                let factory = camhal_gst_element_factory_name(e).map { String(cString: $0) } ?? "?"
-                let klass = camhal_gst_element_klass(e).map { String(cString: $0) } ?? ""
-                let ename = camhal_gst_object_name(e).map { String(cString: $0) } ?? factory
-                elements.append((factory, ename, klass))
-            }
-            node = n.pointee.next
-        }
-        elements.reverse()
-        guard elements.contains(where: { $0.klass.contains("Source") }) else {
-            throw .invalidArgument(name: name, value: original, reason: "it has no source element (e.g. videotestsrc, v4l2src, filesrc)")
-        }
-        if allowPipeline { return }
-        for e in elements {
-            let words = Set(e.klass.split(separator: "/").map(String.init))
-            let label = "element '\(e.factory)'" + (e.name != e.factory && !e.name.hasPrefix(e.factory) ? " (named \(e.name))" : "")
-            let optIn = "only source and filter elements are accepted without allowPipeline"
-            if words.contains("Sink") {
-                throw .invalidArgument(name: name, value: original, reason: "\(label) is a sink (\(e.klass)); \(optIn)")
-            }
-            if words.contains("Network") {
-                throw .invalidArgument(name: name, value: original, reason: "\(label) reaches the network (\(e.klass)); use a rtsp:// source or \(optIn)")
-            }
-            if uriHandlers.contains(e.factory) {
-                throw .invalidArgument(name: name, value: original, reason: "\(label) can open URIs or write files; \(optIn)")
-            }
-            if words.isDisjoint(with: allowedKlassWords) && !allowedGeneric.contains(e.factory) {
-                throw .invalidArgument(name: name, value: original, reason: "\(label) is not a source or filter (\(e.klass)); \(optIn)")
-            }
-        }
     }
 }

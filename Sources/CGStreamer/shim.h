@@ -39,6 +39,15 @@ static inline GstMessageType camhal_gst_message_type(GstMessage *m) { return GST
 static inline const char *camhal_gst_message_src_name(GstMessage *m) { return GST_MESSAGE_SRC_NAME(m); }
 static inline gboolean camhal_gst_is_app_sink(gpointer p) { return GST_IS_APP_SINK(p); }
 
+/// Calls `callback` with `data` for every buffer through `element`'s static pad `pad_name`;
+/// returns the probe's id, or 0 when the pad does not exist.
+static inline gulong camhal_gst_probe_buffers(GstElement *element, const char *pad_name, GstPadProbeCallback callback, gpointer data) {
+    GstPad *pad = gst_element_get_static_pad(element, pad_name);
+    if (!pad) return 0;
+    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, callback, data, NULL);
+    gst_object_unref(pad);
+    return id;
+}
 static GstPadProbeReturn camhal_gst_count_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
     (void)pad; (void)info;
     g_atomic_int_inc((gint *)counter);
@@ -47,11 +56,7 @@ static GstPadProbeReturn camhal_gst_count_probe_cb(GstPad *pad, GstPadProbeInfo 
 /// Counts the buffers that pass `element`'s static pad `pad_name` into `*counter` (atomically);
 /// the counter must outlive the element. Returns 0 when the pad does not exist.
 static inline gulong camhal_gst_count_buffers(GstElement *element, const char *pad_name, gint *counter) {
-    GstPad *pad = gst_element_get_static_pad(element, pad_name);
-    if (!pad) return 0;
-    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, camhal_gst_count_probe_cb, counter, NULL);
-    gst_object_unref(pad);
-    return id;
+    return camhal_gst_probe_buffers(element, pad_name, camhal_gst_count_probe_cb, counter);
 }
 static inline gint camhal_atomic_int_get(gint *p) { return g_atomic_int_get(p); }
 
@@ -218,5 +223,81 @@ static inline void camhal_gst_log_filter(const gchar *domain, GLogLevelFlags lev
 static inline guint camhal_gst_filter_provider_criticals(void) {
     return g_log_set_handler("GStreamer", G_LOG_LEVEL_CRITICAL, camhal_gst_log_filter, NULL);
 }
+
+// --- Source-description allowlist helpers (GStreamerSource) ---
+
+/// Parses a gst-launch fragment into a bin without making link errors fatal, so the caller can
+/// still inspect the elements that were created. Returns the bin (or NULL) and, in `*error`, a
+/// g_malloc'ed message when parsing reported one.
+static inline GstElement *camhal_gst_parse_bin_lenient(const char *description, char **error) {
+    GError *err = NULL;
+    // Not gst_parse_bin_from_description_full: it drops the bin on any error, link errors included.
+    GstElement *bin = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_PLACE_IN_BIN, &err);
+    if (error) *error = err ? g_strdup(err->message) : NULL;
+    if (err) g_error_free(err);
+    if (bin && g_object_is_floating(bin)) gst_object_ref_sink(bin);
+    return bin;
+}
+/// The direct children of `bin` (not recursive), each with a reference
+/// (free with g_list_free_full(l, gst_object_unref)), in the order they were added. When `bin`
+/// is not a bin (a parse that failed half-way can return a lone element), that element alone.
+static inline GList *camhal_gst_bin_children(GstElement *element) {
+    if (!GST_IS_BIN(element)) return g_list_prepend(NULL, gst_object_ref(element));
+    GstBin *bin = GST_BIN(element);
+    GList *out = NULL;
+    GST_OBJECT_LOCK(bin);
+    for (GList *l = bin->children; l; l = l->next) out = g_list_prepend(out, gst_object_ref(l->data));
+    GST_OBJECT_UNLOCK(bin);
+    return out;  // bin->children is newest-first; prepending reverses it to insertion order
+}
+/// The readable string properties of `object` that hold a value, as a NULL-terminated vector
+/// of alternating names and values (free with g_strfreev).
+static inline gchar **camhal_gst_string_properties(gpointer object) {
+    guint n = 0;
+    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(object), &n);
+    GPtrArray *out = g_ptr_array_new();
+    for (guint i = 0; i < n; i++) {
+        GParamSpec *spec = specs[i];
+        if (!(spec->flags & G_PARAM_READABLE) || spec->value_type != G_TYPE_STRING) continue;
+        gchar *value = NULL;
+        g_object_get(G_OBJECT(object), spec->name, &value, NULL);
+        if (!value) continue;
+        g_ptr_array_add(out, g_strdup(spec->name));
+        g_ptr_array_add(out, value);
+    }
+    g_free(specs);
+    g_ptr_array_add(out, NULL);
+    return (gchar **)g_ptr_array_free(out, FALSE);
+}
+
+/// uridecodebin's "autoplug-select": skips adaptive-streaming demuxers (hlsdemux, dashdemux,
+/// mssdemux: klass "Demuxer/Adaptive"), which fetch the URIs a playlist names, so a local
+/// `file://x.m3u8` cannot make CamHAL reach the network. 2 is GST_AUTOPLUG_SELECT_SKIP, 0 TRY.
+static gint camhal_gst_skip_adaptive_cb(GstElement *bin, GstPad *pad, GstCaps *caps, GstElementFactory *factory, gpointer data) {
+    (void)bin; (void)pad; (void)caps; (void)data;
+    const char *klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+    return (klass && g_strstr_len(klass, -1, "Adaptive")) ? 2 : 0;
+}
+static inline gulong camhal_gst_refuse_adaptive_demuxers(GstElement *uridecodebin) {
+    return g_signal_connect_data(uridecodebin, "autoplug-select", G_CALLBACK(camhal_gst_skip_adaptive_cb), NULL, NULL, (GConnectFlags)0);
+}
+
+static GstPadProbeReturn camhal_gst_end_time_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer slot) {
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (b && GST_BUFFER_PTS_IS_VALID(b)) {
+        guint64 end = GST_BUFFER_PTS(b) + (GST_BUFFER_DURATION_IS_VALID(b) ? GST_BUFFER_DURATION(b) : 0);
+        guint64 *p = (guint64 *)slot;
+        guint64 old = __atomic_load_n(p, __ATOMIC_RELAXED);
+        while (end > old && !__atomic_compare_exchange_n(p, &old, end, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    }
+    return GST_PAD_PROBE_OK;
+}
+/// Keeps in `*slot` (atomically) the latest end time (PTS + duration) of the buffers passing
+/// `element`'s static pad `pad_name`; the slot must outlive the element. 0 when the pad is missing.
+static inline gulong camhal_gst_track_end_time(GstElement *element, const char *pad_name, guint64 *slot) {
+    return camhal_gst_probe_buffers(element, pad_name, camhal_gst_end_time_probe_cb, slot);
+}
+static inline guint64 camhal_atomic_u64_get(guint64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 
 #endif

@@ -69,13 +69,15 @@ public enum JPEGSegments {
         guard isJPEG(jpeg) else { return jpeg }
         var out = jpeg
         // Drop an existing EXIF APP1 so there is exactly one.
+        // A segment length running past the end of the data (a truncated or hostile frame) is
+        // left alone rather than trusted (found by Fuzz/FuzzJPEGSegments).
         if let at = offset(of: 0xE1, in: out), at + 10 <= out.count, Array(out[(at + 4)..<(at + 8)]) == Array("Exif".utf8) {
             let len = Int(out[at + 2]) << 8 | Int(out[at + 3])
-            out.removeSubrange(at..<(at + 2 + len))
+            if at + 2 + len <= out.count { out.removeSubrange(at..<(at + 2 + len)) }
         }
         var at = 2
         if out.count > 6, out[2] == 0xFF, out[3] == 0xE0 {
-            at = 4 + (Int(out[4]) << 8 | Int(out[5]))
+            at = min(out.count, 4 + (Int(out[4]) << 8 | Int(out[5])))
         }
         out.insert(contentsOf: exifAPP1(orientation: orientation), at: at)
         return out

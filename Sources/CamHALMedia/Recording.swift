@@ -8,14 +8,36 @@ import Glibc
 /// The file format of a recording. Both survive a cut (killed process, power loss, disconnect):
 /// the file plays up to the last written cluster/fragment.
 public enum RecordingContainer: String, Sendable, Hashable, CaseIterable {
-    /// Matroska (`.mkv`), written in streamable mode: no size fields to patch at the end.
+    /// Matroska (`.mkv`). Not in matroskamux's streamable mode: that mode never writes the
+    /// segment's Duration, and readers (gst-discoverer-1.0) then estimate it from the last
+    /// cluster's start, up to a keyframe interval (~1 s) short of what was recorded. A clean stop
+    /// writes the Duration and the sizes at the end; a cut file has none and still plays
+    /// (readers treat the sizes as unknown).
     case matroska
     /// Fragmented MP4 (`.mp4`), one fragment a second.
     case fragmentedMP4
 
     /// `.mp4`/`.m4v`/`.mov` → fragmented MP4; anything else → Matroska.
     public static func forExtension(_ ext: String) -> RecordingContainer {
-        ["mp4", "m4v", "mov"].contains(ext.lowercased()) ? .fragmentedMP4 : .matroska
+        matching(extension: ext) ?? .matroska
+    }
+
+    /// The container a file extension names: `mkv` → Matroska, `mp4`/`m4v`/`mov` → fragmented
+    /// MP4; nil for any other extension (`.webm`, `.avi`: containers CamHAL does not write H.264 to).
+    public static func matching(extension ext: String) -> RecordingContainer? {
+        switch ext.lowercased() {
+        case "mkv": return .matroska
+        case "mp4", "m4v", "mov": return .fragmentedMP4
+        default: return nil
+        }
+    }
+
+    /// The extensions this container is written under.
+    public var fileExtensions: [String] {
+        switch self {
+        case .matroska: return ["mkv"]
+        case .fragmentedMP4: return ["mp4", "m4v", "mov"]
+        }
     }
 }
 
@@ -25,17 +47,50 @@ public struct RecordingOptions: Sendable, Hashable {
     /// the chosen class caps the height (never upscaling); open the camera with
     /// `QualitySelector.streamRequest(for:)` to stream that size in the first place.
     public var quality: QualitySelector?
-    /// nil picks from the file extension.
+    /// nil picks from the file extension (`.mkv`; `.mp4`, `.m4v`, `.mov`); any other extension,
+    /// or none, is refused. When set, the file's extension (if any) must match it.
     public var container: RecordingContainer?
     /// Mirror front-camera video (AVCaptureMovieFileOutput does by default).
     public var mirror: PhotoSettings.Mirror
-    /// H.264 bit rate in kbit/s; nil picks from the size.
+    /// H.264 bit rate in kbit/s (`bitrateRange`); nil picks from the size.
     public var bitrateKbps: Int?
     /// Record audio. This build has no audio capture path (and this machine no audio source), so
     /// true is refused with `CameraError.unsupported`.
     public var audio: Bool
-    /// How long to wait for the first frame.
+    /// How long to wait for the first frame, seconds (positive and finite).
     public var firstFrameTimeout: Double
+
+    /// The bit rates x264enc accepts, kbit/s.
+    public static let bitrateRange = 1...2_048_000
+
+    /// The container these options write `url` in, or `CameraError.invalidArgument` naming the
+    /// bad option: an extension that names no container CamHAL writes (`.webm`, `.avi`, none)
+    /// unless `container` is set, an extension that contradicts `container`, a bit rate outside
+    /// `bitrateRange`, a `firstFrameTimeout` that is not a positive finite number of seconds.
+    public func validated(for url: URL) throws(CameraError) -> RecordingContainer {
+        if let b = bitrateKbps, !Self.bitrateRange.contains(b) {
+            throw .invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be \(Self.bitrateRange.lowerBound)...\(Self.bitrateRange.upperBound) kbit/s (x264enc's range)")
+        }
+        guard firstFrameTimeout.isFinite, firstFrameTimeout > 0 else {
+            throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be a positive number of seconds")
+        }
+        let ext = url.pathExtension
+        let named = RecordingContainer.matching(extension: ext)
+        switch (container, named) {
+        case (nil, let c?):
+            return c
+        case (nil, nil):
+            let what = ext.isEmpty ? "has no extension" : "has the extension '.\(ext)'"
+            throw .invalidArgument(name: "recording file", value: url.path, reason: "\(what), which names no container CamHAL writes: use .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4), or set RecordingOptions.container")
+        case (let c?, nil) where ext.isEmpty:
+            return c
+        case (let c?, let n):
+            guard n == c else {
+                throw .invalidArgument(name: "recording file", value: url.path, reason: "the extension '.\(ext)' does not match the container \(c) (use .\(c.fileExtensions.joined(separator: ", .")))")
+            }
+            return c
+        }
+    }
 
     public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
                 bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5) {
@@ -93,15 +148,15 @@ extension CameraDevice {
         if options.audio {
             throw CameraError.unsupported("audio recording: CamHALMedia has no audio capture path yet (record video only)")
         }
-        if let b = options.bitrateKbps, b <= 0 {
-            throw CameraError.invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be positive")
-        }
+        let container = try options.validated(for: url)
         try AtomicFile.checkWritable(url)
         try GStreamerRuntime.require()
         guard GStreamerRuntime.hasElement("x264enc") else {
             throw CameraError.unsupported("recording needs x264enc (Debian gstreamer1.0-plugins-ugly)")
         }
         try await requireStarted(for: "startRecording")
+        // Subscribed before the first frame, so a failure from then on ends the recording at once.
+        let states = stateUpdates()
         let stream = frames(policy: .keepOnlyLatest)
         let first: Frame
         do throws(CameraError) {
@@ -123,8 +178,15 @@ extension CameraDevice {
                 guard let s = self?.currentState.status else { return false }
                 return s == .running || s == .starting || s == .interrupted
             }
+            let failure: @Sendable () -> CameraError? = { [weak self] in
+                guard let s = self?.currentState, s.status == .error else { return nil }
+                return s.error
+            }
+            var options = options
+            options.container = container
             return try Recording(url: url, options: options, device: device, stream: stream, first: first,
-                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive)
+                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive,
+                                 sessionFailure: failure, sessionStates: states)
         } catch {
             stream.cancel()
             throw error
@@ -146,11 +208,18 @@ public final class Recording: @unchecked Sendable {
     private let bus: UnsafeMutablePointer<GstBus>
     /// Buffers that entered the encoder, counted by a pad probe (outlives the pipeline).
     private let encodedFrames = UnsafeMutablePointer<gint>.allocate(capacity: 1)
+    /// End time (PTS + duration, ns) of the last buffer that entered the encoder: the file's
+    /// duration. Frames appsrc dropped when the encoder fell behind never count.
+    private let encodedEnd = UnsafeMutablePointer<guint64>.allocate(capacity: 1)
     private let mirror: Bool
     private let pushQueue: DispatchQueue
     private let t0: Double
     private let frameDuration: UInt64
     private let sourceAlive: @Sendable () -> Bool
+    /// The session's error when it failed (busy, disconnected...), else nil.
+    private let sessionFailure: @Sendable () -> CameraError?
+    /// Watches the session's states and ends the recording when it fails.
+    private let sessionWatch = Locked<Task<Void, Never>?>(nil)
 
     struct State {
         var frames = 0
@@ -194,9 +263,11 @@ public final class Recording: @unchecked Sendable {
     }
 
     init(url: URL, options: RecordingOptions, device: DeviceDescriptor, stream: FrameStream, first: Frame,
-         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true }) throws(CameraError) {
+         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true },
+         sessionFailure: @escaping @Sendable () -> CameraError? = { nil }, sessionStates: AsyncStream<CameraState>? = nil) throws(CameraError) {
         self.url = url
         self.sourceAlive = sourceAlive
+        self.sessionFailure = sessionFailure
         self.frames = stream
         let facing = first.lens?.facing ?? device.facing
         mirror = options.mirror == .on || (options.mirror == .auto && facing == .front)
@@ -205,10 +276,10 @@ public final class Recording: @unchecked Sendable {
         let fps = max(1, Int(frameRate.rounded()))
         let kbps = options.bitrateKbps ?? (quality ?? Quality.allCases.first { size.height <= $0.height } ?? .uhd).bitrateKbps
         let mux = container == .matroska
-            ? "matroskamux name=mux streamable=true"
+            ? "matroskamux name=mux streamable=false"
             : "mp4mux name=mux fragment-duration=1000 streamable=true"
         let description = """
-            appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=downstream max-buffers=8 \
+            appsrc name=src is-live=true format=time do-timestamp=false block=false leaky-type=upstream max-buffers=8 \
             caps=video/x-raw,format=I420,width=\(size.width),height=\(size.height),framerate=\(fps)/1,pixel-aspect-ratio=1/1 \
             ! x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=\(fps) bitrate=\(kbps) \
             ! video/x-h264,profile=constrained-baseline ! h264parse ! \(mux) ! filesink name=sink buffer-mode=unbuffered
@@ -222,8 +293,10 @@ public final class Recording: @unchecked Sendable {
         camhal_gst_set(sink, "location", url.path)
         gst_object_unref(sink)
         encodedFrames.initialize(to: 0)
+        encodedEnd.initialize(to: 0)
         if let enc = gst_bin_get_by_name(camhal_gst_bin(pipeline), "enc") {
             _ = camhal_gst_count_buffers(enc, "sink", encodedFrames)
+            _ = camhal_gst_track_end_time(enc, "sink", encodedEnd)
             gst_object_unref(enc)
         }
         self.pipeline = pipeline
@@ -245,13 +318,26 @@ public final class Recording: @unchecked Sendable {
         continuation.yield(.started(info))
         startBusThread()
         Task.detached { [self] in await feed() }
+        if let sessionStates {
+            // A failed session (disconnected, busy, a stream error) ends the recording with that
+            // error at once, whether or not its frame stream ends too (issue 11: `record` kept
+            // going to the end of --duration after a disconnect, then said "the camera stopped").
+            sessionWatch.set(Task.detached { [weak self] in
+                for await state in sessionStates where state.status == .error {
+                    self?.finalize(error: state.error ?? .streamFailed("the camera failed during the recording; file kept"))
+                    return
+                }
+            })
+            if finalizeOnce.value { sessionWatch.value?.cancel() }  // finalized before the watch was stored
+        }
     }
 
     deinit {
         gst_object_unref(bus)
         gst_object_unref(appsrc)
         gst_object_unref(pipeline)
-        encodedFrames.deallocate()  // after the pipeline (and its probe) is gone
+        encodedFrames.deallocate()  // after the pipeline (and its probes) is gone
+        encodedEnd.deallocate()
     }
 
     /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
@@ -277,10 +363,16 @@ public final class Recording: @unchecked Sendable {
     /// The current statistics.
     public var stats: RecordingStats {
         let s = state.value
-        // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the oldest
-        // queued frames, which never reach the file. Count what reached the encoder instead.
+        // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the newest
+        // frames, which never reach the file. Count what reached the encoder instead. It drops
+        // the newest, not the oldest: x264enc starts slowly, and dropping the oldest lost the
+        // first frames, so Matroska files started late (0.8 s seen) and were that much shorter
+        // than the recorded duration.
         let encoded = Int(camhal_atomic_int_get(encodedFrames))
-        return RecordingStats(duration: Double(s.lastPTS + (s.frames > 0 ? frameDuration : 0)) / 1e9,
+        // The duration is what reached the encoder, as the file will say (issue 11: it was the last
+        // frame handed to appsrc, which can be dropped when the encoder lags). The first frame
+        // (PTS 0) always reaches it: the queue is empty then.
+        return RecordingStats(duration: Double(camhal_atomic_u64_get(encodedEnd)) / 1e9,
                               bytes: Self.fileSize(url), frames: encoded,
                               droppedFrames: s.dropped + frames.droppedFrames + max(0, s.frames - encoded))
     }
@@ -306,7 +398,7 @@ public final class Recording: @unchecked Sendable {
         // The session ending the stream is an error even when stop() raced in right after it.
         let s = state.value
         let sourceGone = !sourceAlive() || !s.stopRequested
-        finalize(error: sourceGone ? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+        finalize(error: sourceGone ? sessionFailure() ?? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
     }
 
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
@@ -394,6 +486,7 @@ public final class Recording: @unchecked Sendable {
     }
 
     private func finalizeNow(error: CameraError?) {
+        sessionWatch.value?.cancel()
         frames.cancel()
         pushQueue.sync {}  // the last push has landed
         state.withLock { $0.ended = true }

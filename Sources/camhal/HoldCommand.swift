@@ -24,16 +24,42 @@ enum HoldCommand {
         let seconds = try a.double("seconds") ?? 3600
         guard seconds >= 0 else { throw UsageError("option --seconds: '\(a["seconds"] ?? "")' must not be negative") }
         let camera = try MediaSupport.open(a)
+        try await hold(camera, seconds: seconds) { printNow($0) }
+        return 0
+    }
+
+    /// Streams `camera` for `seconds`, calling `announce` with `streaming FORMAT` once the first
+    /// frame arrived. Throws the session's error as soon as it fails (busy, disconnected), at
+    /// start or later, instead of sleeping out the remaining seconds; the camera is stopped either way.
+    static func hold(_ camera: Camera, seconds: Double, announce: (String) -> Void) async throws {
         let states = camera.stateUpdates()
         camera.start()
-        for await s in states {
+        var iterator = states.makeAsyncIterator()
+        while let s = await iterator.next() {
             if s.isPreviewActive { break }
-            if let e = s.error { throw e }
+            if s.status == .error, let e = s.error {
+                await camera.stop()
+                throw e
+            }
         }
-        printNow("streaming \(camera.streamFormat.map(\.description) ?? "?")")
-        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        announce("streaming \(camera.streamFormat.map(\.description) ?? "?")")
+        let failure = await withTaskGroup(of: CameraError?.self) { group in
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                return nil
+            }
+            group.addTask {
+                for await s in states where s.status == .error {
+                    return s.error ?? CameraError.streamFailed("\(camera.device.id) failed")
+                }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
         await camera.stop()
-        return 0
+        if let failure { throw failure }
     }
 
     /// Starts `camhal hold` (this very program) in a child process for conformance check R4b and

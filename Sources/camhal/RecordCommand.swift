@@ -10,7 +10,7 @@ enum RecordCommand {
         usage: """
             usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID | --source S]
                                  [--format FOURCC] [--size WxH] [--quiet]
-              -o, --output PATH  .mkv (Matroska) or .mp4 (fragmented MP4); both survive a cut
+              -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut
             \(MediaSupport.sourceUsage)
               --duration S       seconds to record (default 5; Ctrl-C stops early and keeps the file)
               --quality Q        quality class, falling back to the closest lower one (CameraX style)
@@ -31,22 +31,32 @@ enum RecordCommand {
             selector = .from(quality, fallback: .lowerQualityOrHigherThan(quality))
         }
         let url = URL(fileURLWithPath: output)
+        let options = RecordingOptions(quality: selector)
+        _ = try options.validated(for: url)  // a .webm or extension-less path fails before the camera opens
         try AtomicFile.checkWritable(url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
         if let selector, let request = selector.streamRequest(for: camera.device, pixelFormat: try a.fourCC("format")) {
             camera = try MediaSupport.open(a, stream: request)
         }
+        let (status, _) = await record(camera, to: url, duration: duration, options: options, quiet: a.has("quiet"))
+        return status
+    }
+
+    /// Records `camera` to `url` for `duration` seconds (or until Ctrl-C/SIGTERM), printing
+    /// progress; returns the exit status and the error that ended the recording early. A session
+    /// that fails (disconnected, busy) ends it at once with that error, file kept.
+    static func record(_ camera: Camera, to url: URL, duration: Double, options: RecordingOptions, quiet: Bool) async -> (status: Int32, error: CameraError?) {
         camera.start()
         let recording: Recording
         do {
             try await MediaSupport.waitUntilStreaming(camera)
-            recording = try await camera.startRecording(to: url, options: RecordingOptions(quality: selector))
+            recording = try await camera.startRecording(to: url, options: options)
         } catch {
             await camera.stop()
-            throw error
+            printError("camhal record: \(error)")
+            return (1, error as? CameraError)
         }
-        let quiet = a.has("quiet")
         // Ctrl-C / SIGTERM stop the recording cleanly.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
@@ -61,6 +71,7 @@ enum RecordCommand {
             recording.stop()
         }
         var status: Int32 = 0
+        var failure: CameraError?
         for await event in recording.events {
             switch event {
             case .started(let info):
@@ -76,6 +87,7 @@ enum RecordCommand {
                 if let error {
                     printError("camhal record: \(error) (file \(u.path) kept: \(s))")
                     status = 1
+                    failure = error
                 } else {
                     print("wrote \(u.path): \(s)")
                 }
@@ -83,7 +95,9 @@ enum RecordCommand {
         }
         timer.cancel()
         sources.forEach { $0.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
         await camera.stop()
-        return status
+        return (status, failure)
     }
 }

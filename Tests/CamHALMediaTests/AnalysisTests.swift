@@ -164,7 +164,7 @@ struct AnalysisTests {
         try #require(status == 0, "\(c.command): \(out)")
         // A still image as a camera: a source description (sources and filters only, no sink).
         let backend = GStreamerBackend(includeTestSource: false)
-        let device = try backend.source(description: "filesrc location=\(png.path) ! pngdec ! imagefreeze is-live=true")
+        let device = try backend.source(description: "filesrc location=\(png.path) ! pngdec ! imagefreeze is-live=true", policy: .allowingLocalFiles)
         let camera = Camera(backend: backend, device: device)
         let found = Locked([Barcode]())
         let analysis = ImageAnalysis(camera: camera, analyzer: BarcodeScanner { codes, _ in

@@ -142,4 +142,75 @@ struct RecordingTests {
         let discover = sh("gst-discoverer-1.0 '\(url.path)'")
         #expect(discover.1.contains("H.264"), "\(discover.1)")
     }
+
+    @Test("wrong recording options are refused naming the option, before any file is written (issue 11)",
+          arguments: [
+            ("clip.webm", RecordingOptions(), "recording file", "'.webm'"),
+            ("clip.avi", RecordingOptions(), "recording file", "'.avi'"),
+            ("clip", RecordingOptions(), "recording file", "no extension"),
+            ("clip.mp4", RecordingOptions(container: .matroska), "recording file", "does not match"),
+            ("clip.mkv", RecordingOptions(bitrateKbps: Int.max), "bitrateKbps", "2048000"),
+            ("clip.mkv", RecordingOptions(bitrateKbps: 0), "bitrateKbps", "kbit/s"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .nan), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: -1), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .infinity), "firstFrameTimeout", "positive"),
+          ])
+    func wrongOptionsAreRefused(file: String, options: RecordingOptions, name: String, reasonPart: String) async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
+        camera.start()
+        let url = dir.appendingPathComponent(file)
+        do {
+            let rec = try await camera.startRecording(to: url, options: options)
+            await rec.stopAndWait()
+            Issue.record("\(file) with \(options) was accepted")
+        } catch {
+            guard case .invalidArgument(let n, _, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(n == name && reason.contains(reasonPart), "\(n): \(reason)")
+        }
+        await camera.stop()
+        #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written")
+    }
+
+    @Test("an explicit container accepts a file without extension; .m4v and .mov are fragmented MP4")
+    func containerFromOptionsOrExtension() throws {
+        #expect(try RecordingOptions(container: .matroska).validated(for: URL(fileURLWithPath: "/tmp/clip")) == .matroska)
+        #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.MOV")) == .fragmentedMP4)
+        #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.m4v")) == .fragmentedMP4)
+        #expect(try RecordingOptions(container: .fragmentedMP4).validated(for: URL(fileURLWithPath: "/tmp/a.mp4")) == .fragmentedMP4)
+    }
+
+    /// The duration gst-discoverer-1.0 reads from a file, seconds.
+    static func discoveredDuration(_ url: URL) -> Double? {
+        let (status, out) = sh("gst-discoverer-1.0 '\(url.path)'")
+        guard status == 0, let line = out.split(separator: "\n").first(where: { $0.contains("Duration:") }) else { return nil }
+        let parts = line.split(separator: " ").last?.split(separator: ":").compactMap { Double($0) } ?? []
+        guard parts.count == 3 else { return nil }
+        return parts[0] * 3600 + parts[1] * 60 + parts[2]
+    }
+
+    /// Matroska was written in streamable mode, without a Duration: gst-discoverer-1.0 then
+    /// estimated it from the last cluster's start, up to ~1 s short of what `record` reported.
+    /// Would catch: the two disagreeing by more than a millisecond rounding (Matroska's timecode
+    /// scale) plus part of a frame.
+    @Test("the recorded duration is the duration players read from the file", arguments: ["mkv", "mp4"])
+    func durationMatchesTheFile(ext: String) async throws {
+        try #require(sh("command -v gst-discoverer-1.0").0 == 0, "gst-discoverer-1.0 (gstreamer1.0-plugins-base-apps)")
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
+        camera.start()
+        let url = dir.appendingPathComponent("duration.\(ext)")
+        let rec = try await camera.startRecording(to: url)
+        // Enough frames for two keyframe intervals (key-int-max is one second of frames).
+        for await e in rec.events {
+            if case .status(let s) = e, s.frames >= 75 { break }
+        }
+        let (stats, error) = await rec.stopAndWait()
+        await camera.stop()
+        #expect(error == nil)
+        let discovered = try #require(Self.discoveredDuration(url), "gst-discoverer-1.0 reads a duration")
+        #expect(abs(discovered - stats.duration) < 0.02, "file \(discovered) s, recording reported \(stats.duration) s")
+    }
 }

@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+// libFuzzer targets for CamHAL's parsers of outside input (issue 11), one per surface. A separate
+// package so the main package's `swift build`/`swift test` never build them. Run them with
+// `scripts/fuzz` (it builds with `swift build --sanitize=fuzzer`; each target is an executable
+// whose `@_cdecl("LLVMFuzzerTestOneInput")` function libFuzzer's own main calls).
+import PackageDescription
+
+let package = Package(
+    name: "CamHALFuzz",
+    dependencies: [.package(name: "CamHAL", path: "..")],
+    targets: [
+        // GStreamer source descriptions and URIs: the parser and the allowlist, no pipeline started.
+        .executableTarget(
+            name: "FuzzSourceDescription",
+            dependencies: [.product(name: "CamHALGStreamer", package: "CamHAL")],
+            path: "Sources/FuzzSourceDescription"),
+        // camhal's option parsing (flags, numbers, WIDTHxHEIGHT, mirror) and FourCC codes. The CLI's
+        // own files are symbolic links: the executable target cannot be imported.
+        .executableTarget(
+            name: "FuzzOptions",
+            dependencies: [
+                .product(name: "CamHAL", package: "CamHAL"), .product(name: "CamHALBackends", package: "CamHAL"),
+                .product(name: "CamHALMedia", package: "CamHAL"), .product(name: "CamHALVirtual", package: "CamHAL"),
+            ],
+            path: "Sources/FuzzOptions"),
+        // JPEG/EXIF segment parsing of MJPEG frames (EXIF insertion, orientation, Huffman tables).
+        .executableTarget(
+            name: "FuzzJPEGSegments",
+            dependencies: [.product(name: "CamHALMedia", package: "CamHAL")],
+            path: "Sources/FuzzJPEGSegments"),
+        // The media-controller graph walks (upstream pipeline, consumers, ancillary links) over
+        // arbitrary topologies, as a broken or hostile driver could report them.
+        .executableTarget(
+            name: "FuzzMediaGraph",
+            dependencies: [.product(name: "CamHALV4L2", package: "CamHAL")],
+            path: "Sources/FuzzMediaGraph"),
+    ],
+    swiftLanguageModes: [.v6]
+)

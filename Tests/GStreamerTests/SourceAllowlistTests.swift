@@ -1,0 +1,87 @@
+import CamHAL
+import CamHALGStreamer
+import Foundation
+import Testing
+
+/// The source-description allowlist (issue 11): the bypasses of the old class-based denylist
+/// are refused naming the element and the rule; local files need the app's opt-in.
+@Suite struct SourceAllowlistTests {
+    /// The refusal's reason, or nil when the description was accepted or failed otherwise.
+    func refusal(_ description: String, policy: GStreamerBackend.SourcePolicy = .default) -> String? {
+        do {
+            _ = try GStreamerSource.description(description, policy: policy)
+            return nil
+        } catch {
+            guard case .invalidArgument(let name, _, let reason) = error, name == "source description" else { return nil }
+            return reason
+        }
+    }
+
+    /// Each reached a local listener (or sent an HTTP GET) through the old denylist.
+    @Test(arguments: [
+        ("rfbsrc host=127.0.0.1 port=5999", "rfbsrc"),
+        ("rtmp2src location=rtmp://127.0.0.1:1935/live/x", "rtmp2src"),
+        ("rtmpsrc location=rtmp://127.0.0.1:1935/live/x ! flvdemux ! h264parse ! avdec_h264", "rtmpsrc"),
+        ("dataurisrc uri=\"data:application/vnd.apple.mpegurl;base64,I0VYVE0zVQo=\" ! hlsdemux ! decodebin", "dataurisrc"),
+        ("filesrc location=/tmp/list.m3u8 ! hlsdemux ! decodebin", "hlsdemux"),
+        ("filesrc location=/tmp/x.mkv ! decodebin", "decodebin"),
+        ("videotestsrc ! filesink location=/tmp/camhal-allowlist-sink", "filesink"),
+        ("videotestsrc ! tee ! fakesink", "tee"),
+        ("rtmp://127.0.0.1:1935/live/x ! flvdemux", "rtmp2src"),
+        ("videotestsrc ! ( identity )", "bin"),
+        ("souphttpsrc location=http://127.0.0.1:1/x ! jpegdec", "souphttpsrc"),
+    ])
+    func bypassIsRefusedNamingTheElement(description: String, element: String) throws {
+        let reason = try #require(refusal(description, policy: .allowingLocalFiles), "\(description) was accepted")
+        #expect(reason.contains("'\(element)'"), "\(description): \(reason)")
+        #expect(reason.contains("allowlist"), "the rule is named: \(reason)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-allowlist-sink"))
+    }
+
+    @Test func localFilesNeedTheOptIn() throws {
+        for (description, element) in [("filesrc location=/etc/shadow ! rawvideoparse width=8 height=8 format=gray8", "filesrc"),
+                                       ("fdsrc fd=0 ! rawvideoparse width=8 height=8 format=gray8", "fdsrc"),
+                                       ("multifilesrc location=/tmp/img%05d.png ! pngdec", "multifilesrc"),
+                                       ("videotestsrc ! videoconvert ! gdkpixbufoverlay location=/etc/hostname", "gdkpixbufoverlay")] {
+            let reason = try #require(refusal(description), "\(description) was accepted without the opt-in")
+            #expect(reason.contains("'\(element)'") && reason.contains("allowsLocalFiles"), "\(reason)")
+            #expect(refusal(description, policy: .allowingLocalFiles) == nil, "\(description) is accepted with the opt-in")
+        }
+    }
+
+    @Test func uriPropertiesAreRefusedEvenWithTheOptIn() throws {
+        let reason = try #require(refusal("filesrc location=http://127.0.0.1:1/x.png ! pngdec", policy: .allowingLocalFiles))
+        #expect(reason.contains("'location'") && reason.contains("'filesrc'") && reason.contains("URI"), "\(reason)")
+        let device = try #require(refusal("v4l2src device=/etc/passwd"))
+        #expect(device.contains("'v4l2src'") && device.contains("/dev/video"), "\(device)")
+    }
+
+    @Test func allowedDescriptionsPass() {
+        for d in ["videotestsrc", "videotestsrc pattern=ball is-live=true ! videoflip video-direction=horiz",
+                  "videotestsrc ! video/x-raw,width=320 ! videoscale ! videorate ! videocrop left=2 ! queue ! identity",
+                  "v4l2src device=/dev/video2 ! videoconvert"] {
+            #expect(refusal(d) == nil, "\(d)")
+        }
+    }
+
+    /// An 11 kB description blocked the calling thread for over 40 s inside GStreamer's parser.
+    @Test func longDescriptionsAreRefusedAtOnce() throws {
+        let long = "videotestsrc ! " + String(repeating: "identity ! ", count: 1000) + "videoconvert"
+        let reason = try #require(refusal(long))
+        #expect(reason.contains("at most 2048"), "\(reason)")
+        let many = "videotestsrc ! " + String(repeating: "queue ! ", count: 40) + "videoconvert"
+        let reason2 = try #require(refusal(many))
+        #expect(reason2.contains("elements") && reason2.contains("at most 24"), "\(reason2)")
+        let unlinked = "videotestsrc " + String(repeating: "queue ", count: 40)
+        let reason3 = try #require(refusal(unlinked))
+        #expect(reason3.contains("at most 24"), "\(reason3)")
+    }
+
+    /// Found by Fuzz/FuzzSourceDescription: GStreamer 1.22's parser crashes the process (SIGSEGV)
+    /// on `x.:y.`, also in an app's trusted pipeline. Would catch: the pre-parse screen removed.
+    @Test func parserCrashingSequenceIsRefusedBeforeParsing() throws {
+        for d in ["x.:y.", "d.:r.z", "videotestsrc ! x.:y.z"] {
+            #expect { try GStreamerSource.description(d, allowPipeline: true) } throws: { e in "\(e)".contains("crashes GStreamer") }
+        }
+    }
+}
