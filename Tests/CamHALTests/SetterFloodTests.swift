@@ -1,0 +1,48 @@
+import CamHALVirtual
+import Foundation
+import Testing
+@testable import CamHAL
+
+/// Resident set size of this process in bytes (Linux /proc), 0 when unreadable.
+func residentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kb * 1024
+}
+
+/// Q1: a setter flood of one million calls on a running session. The assertions are on bounded
+/// queue depth and the latest value winning, never on time; the stop latency and RSS growth are
+/// printed as figures (run in release for real numbers:
+/// `swift test -c release --filter SetterFlood`).
+@Suite("Setter flood (Q1)")
+struct SetterFloodTests {
+    @Test func millionCallFloodKeepsThePendingQueueBounded() async throws {
+        let backend = VirtualBackend()
+        let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
+        cam.start()
+        _ = try #require(await waitForCurrent(cam) { $0.isPreviewActive })
+        let rssBefore = residentBytes()
+        let t0 = Date()
+        for i in 0..<1_000_000 { cam.setZoomRatio(1 + Double(i % 100) / 50) }
+        cam.setZoomRatio(2.5)
+        let floodEnd = Date()
+        await cam.stop()
+        let stopped = Date()
+        let rssAfter = residentBytes()
+        let snapshots = cam.currentState.sequence
+        print("""
+            setter flood: 1,000,001 setZoomRatio calls in \(String(format: "%.3f", floodEnd.timeIntervalSince(t0))) s; \
+            stop() returned \(String(format: "%.1f", stopped.timeIntervalSince(floodEnd) * 1000)) ms after the flood ended; \
+            RSS growth \(String(format: "%.1f", Double(rssAfter - rssBefore) / 1e6)) MB; \
+            \(snapshots) snapshots; peak pending changes \(cam.peakPendingChanges)
+            """)
+        #expect(cam.peakPendingChanges <= 7)
+        #expect(cam.requestedSettingsGeneration == 1_000_001)
+        cam.start()
+        let s = try #require(await waitForCurrent(cam) { $0.status == .running })
+        #expect(s.zoomRatio == 2.5)  // the latest call won and survived stop (P1)
+        await cam.stop()
+    }
+}
