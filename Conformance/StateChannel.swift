@@ -98,8 +98,53 @@ let stateChannelArea = Area(name: "State channel", checks: [
         }
         for i in 0..<20 { cam.setZoomRatio(1 + Double(i % 3) * 0.25) }
         for r in readers { if let bad = await r.value { throw CheckFailure(reason: bad) } }
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
+        let current = cam.currentState
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= current.sequence }
         try expect(rec.all.last == cam.currentState, "currentState \(cam.currentState) != last delivered \(String(describing: rec.all.last))")
+        return .ok
+    },
+    // S9: a stream opens with the current snapshot, so a listener that subscribes after the
+    // first frame still sees it (the README sample with a delay before its loop). The replay is
+    // not a transition: no new sequence number. Catches: `for await state in stateUpdates()`
+    // hanging because the snapshot it waits for was delivered before it subscribed.
+    Check("S9", "stateUpdates() opens with the current snapshot") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let current = cam.currentState
+        let late = StateRecorder(cam)
+        guard let first = await late.wait(timeout: ctx.timeout(2), { _ in true }) else {
+            throw CheckFailure(reason: "a late subscriber got nothing; current \(current)")
+        }
+        try expect(first.isPreviewActive && first.sequence >= current.sequence, "late subscriber's first snapshot \(first), current was \(current)")
+        let mark = late.all.count
+        cam.setTorch(!current.isTorchEnabled)
+        try await ctx.settle(cam)
+        let seqs = late.all.map(\.sequence)
+        try expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "replay then live snapshots not consecutive: \(seqs) (mark \(mark))")
+        return .ok
+    },
+    // S10: a warning belongs to the snapshot of its event: after a rejected NaN and a good value,
+    // the good value's snapshot has no warning. Catches: "ignored invalid zoomRatio 'nan'"
+    // on every later snapshot.
+    Check("S10", "a warning does not stick to later snapshots") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        cam.setZoomRatio(.nan)
+        guard await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.warning?.code == "invalidArgument" }) != nil else {
+            throw CheckFailure(reason: "NaN gave no warning")
+        }
+        let after = rec.all.count
+        let range = autoRange(ctx)
+        let want = range.upperBound > range.lowerBound ? min(range.upperBound, range.lowerBound * 1.5) : range.lowerBound
+        cam.setZoomRatio(want)
+        cam.setTorch(true)
+        try await ctx.settle(cam)
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= cam.currentState.sequence }
+        let stale = rec.all.dropFirst(after).filter { $0.warning?.code == "invalidArgument" }
+        try expect(stale.isEmpty, "warning stuck on \(stale.count) later snapshots: \(stale.first.map(\.description) ?? "")")
         return .ok
     },
     // S4a: start goes idle → starting → running; starting carries nominal zoom and torch off even

@@ -69,7 +69,7 @@ public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, framesArea, badInputArea, captureArea,
+        persistenceArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, badInputArea, captureArea,
     ]
 
     /// Every check.
