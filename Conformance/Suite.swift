@@ -64,7 +64,8 @@ public struct Summary: Sendable, Hashable {
     public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
 }
 
-/// The conformance suite: every area, run against one device of one backend.
+/// The conformance suite: every area, run against one device of one backend. Each check is named
+/// after the clause of docs/CONTRACT.md it covers.
 public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [

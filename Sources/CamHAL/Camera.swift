@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 
 /// The one implementation of `CameraDevice`: it turns any backend's thin `DriverBinding` into the
-/// CamHAL contract (the state machine, zoom normalization, ramps, pins, desired-value persistence,
+/// CamHAL contract (docs/CONTRACT.md) (the state machine, zoom normalization, ramps, pins, desired-value persistence,
 /// first-frame signal, interruption detection and exactly-once release).
 ///
 /// All mutable session state lives on one serial queue; public setters only validate their input
@@ -222,6 +222,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     // MARK: Reading state
 
     public var device: DeviceDescriptor { selectedDevice.value }
+    /// What the device this session has open can do (K1); after a facing switch, the new device.
+    /// For every device of the backend use `backend.capabilities()`.
     public var capabilities: CameraCapabilities { CameraCapabilities(device: device) }
     public var currentState: CameraState { channel.withLock { $0.state } }
     /// The format the current binding really streams; nil when not bound.
