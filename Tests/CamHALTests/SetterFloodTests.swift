@@ -3,10 +3,11 @@ import Foundation
 import Testing
 @testable import CamHAL
 
-/// Resident set size of this process in bytes (Linux /proc), 0 when unreadable.
-func residentBytes() -> Int {
+/// Resident set size of this process in bytes (Linux /proc; `VmHWM:` for its peak so far), 0
+/// when unreadable.
+func residentBytes(_ field: String = "VmRSS:") -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
           let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
     else { return 0 }
     return kb * 1024
@@ -24,7 +25,7 @@ struct SetterFloodTests {
         cam.start()
         _ = try #require(await waitForCurrent(cam) { $0.isPreviewActive })
         let calls = ProcessInfo.processInfo.environment["CAMHAL_FLOOD_CALLS"].flatMap(Int.init) ?? 10_000
-        let rssBefore = residentBytes()
+        let rssBefore = residentBytes(), peakBefore = residentBytes("VmHWM:")
         let t0 = Date()
         await offPool {
             for i in 0..<calls { cam.setZoomRatio(1 + Double(i % 100) / 50) }
@@ -33,12 +34,13 @@ struct SetterFloodTests {
         let floodEnd = Date()
         await cam.stop()
         let stopped = Date()
-        let rssAfter = residentBytes()
+        let rssAfter = residentBytes(), peakAfter = residentBytes("VmHWM:")
         let snapshots = cam.currentState.sequence
         print("""
             setter flood: \(calls + 1) setZoomRatio calls in \(String(format: "%.3f", floodEnd.timeIntervalSince(t0))) s; \
             stop() returned \(String(format: "%.1f", stopped.timeIntervalSince(floodEnd) * 1000)) ms after the flood ended; \
-            RSS growth \(String(format: "%.1f", Double(rssAfter - rssBefore) / 1e6)) MB; \
+            RSS growth \(String(format: "%.1f", Double(rssAfter - rssBefore) / 1e6)) MB \
+            (peak RSS rose \(String(format: "%.1f", Double(peakAfter - peakBefore) / 1e6)) MB); \
             \(snapshots) snapshots; peak pending changes \(cam.peakPendingChanges)
             """)
         #expect(cam.peakPendingChanges <= 7)
