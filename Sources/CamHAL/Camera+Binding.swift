@@ -108,7 +108,7 @@ extension Camera {
         live.torch = false
         live.focusMode = desired.focusMode
         live.generation += 1
-        gate.withLock { $0.timeline = Timeline() }
+        gate.withLock { $0.timeline = FrameTimeline() }
         for q in takeFrameQueues(failure: nil) { q.finish() }
         if hadSomething { emit(released: true) }
     }
@@ -244,27 +244,9 @@ extension Camera {
             g.firstSeen = true
             g.interrupted = false
             g.starved = false
-            // R5: sequence gaps are frames the driver dropped.
-            if let last = g.lastSequence, frame.sequence > last + 1 {
-                let gap = Int(min(frame.sequence - last - 1, UInt64(Int.max / 2)))
-                g.timeline.droppedByDriver += gap
-                g.timeline.unreported += gap
-            }
+            let (t, report) = g.timeline.frame(
+                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
             g.lastSequence = frame.sequence
-            // R5: a driver timestamp that goes backwards (a wrap) continues from the last one.
-            var t = frame.timestamp + g.timeline.offset
-            if let last = g.timeline.lastTimestamp, !(t > last) {
-                g.timeline.offset = last + g.frameInterval - frame.timestamp
-                t = last + g.frameInterval
-            }
-            g.timeline.lastTimestamp = t
-            // Dropped frames become a warning at most once a second, with the count since the last one.
-            var report = 0
-            if g.timeline.unreported > 0, now.timeIntervalSince(g.timeline.lastReport) >= Camera.dropReportInterval {
-                report = g.timeline.unreported
-                g.timeline.unreported = 0
-                g.timeline.lastReport = now
-            }
             return (g.settings(for: frame), notify, t, report)
         }
         guard let routed else { return }
@@ -294,9 +276,6 @@ extension Camera {
             if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Date() } }
         }
     }
-
-    /// The shortest time between two `framesDropped` warnings (R5).
-    static let dropReportInterval: Double = 1
 
     /// R5: dropped frames are a warning on a running snapshot.
     func reportDroppedFrames(_ count: Int, generation: UInt64) {

@@ -67,7 +67,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         }
     }
 
-    /// Setter calls not yet applied, shared between the app's threads and the queue.
+    /// Setter calls not yet applied, shared between the app's threads and the queue: a pure
+    /// value, so its coalescing (Q1) is unit-tested without threads.
     struct Pending {
         var changes: [Change] = []
         /// The generation of the newest setter call (M2).
@@ -76,6 +77,28 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var drainScheduled = false
         /// The most changes ever waiting at once (bounded by the number of kinds, Q1).
         var peakDepth = 0
+
+        /// Adds `change`, replacing a pending change of the same kind (latest wins). Returns
+        /// whether the caller must schedule a drain (none is waiting).
+        mutating func add(_ change: Change) -> Bool {
+            requested += 1
+            let kind = change.kind
+            changes.removeAll { $0.kind == kind }
+            changes.append(change)
+            peakDepth = max(peakDepth, changes.count)
+            guard !drainScheduled else { return false }
+            drainScheduled = true
+            return true
+        }
+
+        /// Takes every pending change, in call order, and the generation they bring the session to.
+        mutating func take() -> (changes: [Change], generation: UInt64) {
+            defer {
+                changes = []
+                drainScheduled = false
+            }
+            return (changes, requested)
+        }
     }
 
     /// Frame streams and whether new ones would ever see a frame (R6).
@@ -130,19 +153,6 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var generation: UInt64 = 0
     }
 
-    /// Per-session frame accounting, kept across rebinds and reset by stop (R5).
-    struct Timeline {
-        /// The last timestamp handed to the app, after smoothing.
-        var lastTimestamp: Double?
-        /// Added to driver timestamps so they never go backwards.
-        var offset: Double = 0
-        var droppedByDriver = 0
-        var droppedByBackpressure = 0
-        /// Drops not yet reported in a `framesDropped` warning.
-        var unreported = 0
-        var lastReport = Date.distantPast
-    }
-
     /// Shared with backend threads: which binding's frames are accepted and how to crop them.
     struct FrameGate {
         var generation: UInt64 = 0
@@ -161,7 +171,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         /// The last driver sequence number of this binding, for gap counting (R5).
         var lastSequence: UInt64?
         var frameInterval: Double = 1.0 / 30
-        var timeline = Timeline()
+        var timeline = FrameTimeline()
     }
 
     /// Frame counters of a session since its last `stop()` (R5).
@@ -261,11 +271,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     public func frames(policy: BackpressurePolicy) -> FrameStream {
         let stream = FrameStream(policy: policy) { [gate] n in
-            gate.withLock { g in
-                g.timeline.droppedByBackpressure += n
-                // A blocking stream promised the app every frame: losing one is worth a warning.
-                if case .block = policy { g.timeline.unreported += n }
-            }
+            // A blocking stream promised the app every frame: losing one is worth a warning.
+            gate.withLock { $0.timeline.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
         }
         let failure = fanOut.withLock { f -> CameraError? in
             f.queues.removeAll { $0.isFinished }
@@ -380,29 +387,13 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     /// Queues `change` for the session's queue, replacing a pending change of the same kind, and
     /// schedules one drain when none is waiting. Costs a lock and a few words, never a closure.
     func submit(_ change: Change) {
-        let schedule = pending.withLock { p -> Bool in
-            p.requested += 1
-            let kind = change.kind
-            p.changes.removeAll { $0.kind == kind }
-            p.changes.append(change)
-            p.peakDepth = max(p.peakDepth, p.changes.count)
-            guard !p.drainScheduled else { return false }
-            p.drainScheduled = true
-            return true
-        }
-        if schedule { queue.async { [self] in drainPending() } }
+        if pending.withLock({ $0.add(change) }) { queue.async { [self] in drainPending() } }
     }
 
     /// Applies every pending change in call order, one snapshot per applied transition (S2), then
     /// stamps later frames with the newest generation (M2). Runs on the queue.
     func drainPending() {
-        let (changes, generation) = pending.withLock { p -> ([Change], UInt64) in
-            defer {
-                p.changes = []
-                p.drainScheduled = false
-            }
-            return (p.changes, p.requested)
-        }
+        let (changes, generation) = pending.withLock { $0.take() }
         for change in changes { apply(change) }
         if generation > appliedGeneration {
             appliedGeneration = generation

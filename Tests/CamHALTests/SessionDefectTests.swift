@@ -64,9 +64,9 @@ struct SessionDefectTests {
         let (cam, states, _) = try makeSession()
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
-        // Four threads off the cooperative pool, so the other tests running in parallel keep theirs.
+        // Two threads off the cooperative pool, so the other tests running in parallel keep theirs.
         await offPool {
-            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
                 for i in 0..<2_000 {
                     cam.setZoomRatio(1 + Double(i % 7) * 0.25)
                     cam.setTorch(i % 2 == 0)
@@ -76,7 +76,7 @@ struct SessionDefectTests {
         cam.setZoomRatio(3.5)
         _ = try #require(await waitFor(states) { $0.zoomRatio == 3.5 })
         #expect(cam.peakPendingChanges <= 7)
-        #expect(cam.requestedSettingsGeneration >= 16_001)
+        #expect(cam.requestedSettingsGeneration >= 8_001)
         await cam.stop()
     }
 
