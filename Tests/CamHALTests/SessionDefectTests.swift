@@ -40,15 +40,21 @@ func waitForCurrent(_ camera: Camera, timeout: Double = 10, _ predicate: (Camera
     return nil
 }
 
+/// A running session on the back camera of a fresh virtual backend, with its first frame.
+func startedVirtualCamera() async throws -> Camera {
+    let backend = VirtualBackend()
+    let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
+    cam.start()
+    _ = try #require(await waitForCurrent(cam) { $0.isPreviewActive })
+    return cam
+}
+
 /// The defects of issue 10, each pinned by a test that failed before its fix.
 @Suite("Session defects (issue 10)")
 struct SessionDefectTests {
     // S9: the README sample, with the first frame arriving before the app subscribes.
     @Test func stateUpdatesStartWithTheCurrentSnapshot() async throws {
-        let backend = VirtualBackend()
-        let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
-        cam.start()
-        _ = try #require(await waitForCurrent(cam) { $0.isPreviewActive })
+        let cam = try await startedVirtualCamera()
         let first = await within(5) { () -> CameraState? in
             for await state in cam.stateUpdates() where state.isPreviewActive { return state }
             return nil

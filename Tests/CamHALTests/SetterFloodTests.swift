@@ -20,10 +20,7 @@ func residentBytes(_ field: String = "VmRSS:") -> Int {
 @Suite("Setter flood (Q1)")
 struct SetterFloodTests {
     @Test func millionCallFloodKeepsThePendingQueueBounded() async throws {
-        let backend = VirtualBackend()
-        let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
-        cam.start()
-        _ = try #require(await waitForCurrent(cam) { $0.isPreviewActive })
+        let cam = try await startedVirtualCamera()
         let calls = ProcessInfo.processInfo.environment["CAMHAL_FLOOD_CALLS"].flatMap(Int.init) ?? 10_000
         let rssBefore = residentBytes(), peakBefore = residentBytes("VmHWM:")
         let t0 = Date()
