@@ -13,12 +13,13 @@ let coalescingArea = Area(name: "Coalescing", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let calls = 50_000
-        // Off the cooperative pool: a long synchronous loop there would starve other checks.
+        // On a thread of its own: a long synchronous loop on the cooperative pool or a dispatch
+        // worker would starve other sessions' work.
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
+            Thread {
                 for i in 0..<calls { cam.setZoomRatio(range.lowerBound + Double(i % 10) / 10 * (range.upperBound - range.lowerBound)) }
                 c.resume()
-            }
+            }.start()
         }
         let last = min(range.upperBound, range.lowerBound * 1.5)
         cam.setZoomRatio(last)

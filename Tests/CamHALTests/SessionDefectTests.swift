@@ -18,14 +18,14 @@ func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async
     }
 }
 
-/// Runs `work` on a global dispatch queue and waits for it: long synchronous loops must not hold
-/// one of the few cooperative threads the other tests need.
+/// Runs `work` on a thread of its own and waits for it: a long synchronous loop must hold neither
+/// one of the few cooperative threads nor a dispatch worker the other tests' sessions need.
 func offPool(_ work: @escaping @Sendable () -> Void) async {
     await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async {
+        Thread {
             work()
             c.resume()
-        }
+        }.start()
     }
 }
 
@@ -70,15 +70,16 @@ struct SessionDefectTests {
         let (cam, states, _) = try makeSession()
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
-        // Two threads off the cooperative pool, so the other tests running in parallel keep theirs.
-        await offPool {
-            DispatchQueue.concurrentPerform(iterations: 2) { _ in
-                for i in 0..<2_000 {
-                    cam.setZoomRatio(1 + Double(i % 7) * 0.25)
-                    cam.setTorch(i % 2 == 0)
-                }
+        // Two threads of their own, so the other tests running in parallel keep the shared pools.
+        let flood: @Sendable () -> Void = {
+            for i in 0..<2_000 {
+                cam.setZoomRatio(1 + Double(i % 7) * 0.25)
+                cam.setTorch(i % 2 == 0)
             }
         }
+        async let a: Void = offPool(flood)
+        async let b: Void = offPool(flood)
+        _ = await (a, b)
         cam.setZoomRatio(3.5)
         _ = try #require(await waitFor(states) { $0.zoomRatio == 3.5 })
         #expect(cam.peakPendingChanges <= 7)
