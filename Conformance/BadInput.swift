@@ -14,7 +14,8 @@ let badInputArea = Area(name: "Bad input", checks: [
         cam.setZoomRatio(.nan)
         cam.setLinearZoom(.nan)
         cam.rampZoomRatio(.nan, durationMs: 100)
-        _ = await rec.waitForCount(mark + 3, timeout: ctx.timeout(2))
+        try await ctx.settle(cam)
+        _ = await rec.wait(timeout: ctx.timeout(2), after: mark) { $0.warning != nil }
         let s = cam.currentState
         try expect(s.status == .running && s.zoomRatio == before, "after NaN: \(s)")
         guard case .invalidArgument(let name, let value)? = s.warning else { throw CheckFailure(reason: "no warning: \(s)") }
@@ -32,13 +33,13 @@ let badInputArea = Area(name: "Bad input", checks: [
         for (v, want) in [(Double.infinity, s0.maxZoomRatio), (-5, s0.minZoomRatio), (-.infinity, s0.minZoomRatio)] {
             let mark = rec.all.count
             cam.setZoomRatio(v)
-            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, { _ in true }) else { throw CheckFailure(reason: "no snapshot for \(v)") }
+            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition) else { throw CheckFailure(reason: "no snapshot for \(v)") }
             try expect(s.zoomRatio == want, "zoom \(v) gave \(s.zoomRatio), expected \(want)")
         }
         for (v, want) in [(Double.infinity, 1.0), (-1, 0.0), (7, 1.0)] {
             let mark = rec.all.count
             cam.setLinearZoom(v)
-            _ = await rec.wait(timeout: ctx.timeout(2), after: mark) { _ in true }
+            _ = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition)
             try expect(abs(cam.currentLinearZoom() - want) < 1e-9 || s0.maxZoomRatio == s0.minZoomRatio, "linear \(v) gave \(cam.currentLinearZoom())")
         }
         return .ok
@@ -56,7 +57,7 @@ let badInputArea = Area(name: "Bad input", checks: [
         try expect(close(cam.currentState.zoomRatio, 2), "negative duration did not jump: \(cam.currentState)")
         cam.rampZoomRatio(1, durationMs: .nan)
         cam.rampZoomRatio(1, durationMs: .infinity)
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
         let s = cam.currentState
         try expect(s.status == .running && close(s.zoomRatio, 2), "NaN/inf duration changed the zoom: \(s)")
         try expect(s.warning == .invalidArgument(name: "durationMs", value: "inf"), "warning \(String(describing: s.warning))")
@@ -69,11 +70,38 @@ let badInputArea = Area(name: "Bad input", checks: [
         try await ctx.startAndWaitForPreview(cam)
         let before = ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id)
         cam.setFocusPoint(NormalizedPoint(x: .nan, y: 0.5))
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
         let s = cam.currentState
         try expect(s.status == .running, "state \(s)")
         guard case .invalidArgument(let name, _)? = s.warning, name == "focusPoint" else { throw CheckFailure(reason: "warning \(String(describing: s.warning))") }
         try expect(ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id) == before, "NaN point reached the device")
+        return .ok
+    },
+    // B3: every duration and timeout takes any Double: a session whose timeouts are infinite or
+    // 1e300 runs, a frame wait of 1e300 s returns the next frame, NaN is refused naming it.
+    // Catches: a huge value converted to nanoseconds, trapping the process.
+    Check("B3", "huge and infinite durations are clamped, NaN refused") { ctx in
+        let cam = Camera(
+            backend: ctx.backend, device: ctx.device,
+            configuration: .init(interruptionTimeout: .infinity, firstFrameTimeout: 1e300, recoveryDelay: 1e308))
+        let stream = cam.frames()
+        do {
+            try await ctx.startAndWaitForPreview(cam)
+            try expect(await stream.next(timeout: 1e300) != nil, "next(timeout: 1e300) gave no frame")
+            cam.rampZoomRatio(1, durationMs: 1e300)
+            try await ctx.settle(cam)
+            try expect(cam.currentState.status == .running, "state \(cam.currentState)")
+        } catch {
+            await cam.stop()
+            throw error
+        }
+        await cam.stop()
+        do {
+            _ = try Seconds.validated(.nan, name: "timeout")
+            throw CheckFailure(reason: "NaN accepted as a duration")
+        } catch let e as CameraError {
+            try expect("\(e)".contains("timeout") && "\(e)".contains("nan"), "error does not name the value: \(e)")
+        }
         return .ok
     },
     // B2a: an unknown device ID is an error naming it. Catches: silently opening another device.

@@ -49,6 +49,16 @@ public final class ConformanceContext: @unchecked Sendable {
         return state
     }
 
+    /// Waits until every setter call made so far on `camera` has been applied, proven by a frame
+    /// that carries their settings generation (M2): no sleep guessing how long a setting takes.
+    public func settle(_ camera: Camera) async throws {
+        do {
+            _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: timeout(10))
+        } catch {
+            throw CheckFailure(reason: "settings never reached a frame: \(error); last state \(camera.currentState)")
+        }
+    }
+
     /// Stops every session a check opened and clears injected faults.
     func cleanUp() async {
         let cameras = opened.withLock { c -> [Camera] in defer { c.removeAll() }; return c }
@@ -101,6 +111,10 @@ public final class StateRecorder: @unchecked Sendable {
         return states.value.count >= count
     }
 }
+
+/// Whether a snapshot is a control's transition rather than a dropped-frames report (R5), which
+/// may arrive at any time on a device that drops frames.
+func isTransition(_ s: CameraState) -> Bool { s.warning?.code != "framesDropped" }
 
 /// Throws a check failure with `reason` unless `condition` holds.
 func expect(_ condition: Bool, _ reason: @autoclosure () -> String, file: String = #fileID, line: Int = #line) throws {

@@ -9,7 +9,7 @@ let focusArea = Area(name: "Focus", checks: [
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
         cam.setFocusPoint(NormalizedPoint(x: -3, y: 7))
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
         try expect(cam.currentState.status == .running, "status \(cam.currentState) after a wild focus point")
         guard ctx.device.supportsFocusPoint else { return .notSupported("device has no focus point") }
         if let p = ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id) {
@@ -28,7 +28,7 @@ let focusArea = Area(name: "Focus", checks: [
         cam.setZoomRatio(2)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         cam.setFocusPoint(NormalizedPoint(x: 0, y: 0))
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
         guard let p = hooks.lastFocusPoint(deviceID: ctx.device.id) else { throw CheckFailure(reason: "device got no focus point") }
         try expect(abs(p.x - 0.25) < 1e-6 && abs(p.y - 0.25) < 1e-6, "device received \(p) for view (0,0) at 2x")
         return .ok
@@ -42,7 +42,7 @@ let focusArea = Area(name: "Focus", checks: [
         for mode in FocusMode.requestable {
             let mark = rec.all.count
             cam.setFocusMode(mode)
-            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, { _ in true }) else {
+            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition) else {
                 throw CheckFailure(reason: "no snapshot after setFocusMode(\(mode))")
             }
             try expect(s.status == .running, "status \(s.status) after \(mode)")

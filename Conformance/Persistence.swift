@@ -17,7 +17,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setTorch(true)
         let mode = ctx.device.focusModes.first { $0 != .continuous }
         if let mode { cam.setFocusMode(mode) }
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
         await cam.stop()
         let mark = rec.all.count
         cam.start()

@@ -49,15 +49,21 @@ let stateChannelArea = Area(name: "State channel", checks: [
         await cam.stop()
         _ = await rec.wait(timeout: ctx.timeout(2)) { $0.isReleased }
         try await Task.sleep(nanoseconds: 50_000_000)
-        let streamed = rec.all, delegated = delegate.states.value
+        let all = rec.all, delegated = delegate.states.value
+        // The stream opens with the snapshot current when it was made (S9): the initial one
+        // here, which is no transition and so never reaches the delegate.
+        try expect(all.first?.sequence == 0 && all.first?.status == .idle, "stream did not open with the initial snapshot: \(String(describing: all.first))")
+        let streamed = Array(all.dropFirst())
         try expect(streamed.count >= 4, "only \(streamed.count) snapshots")
         try expect(streamed == delegated, "delegate saw \(delegated.count), stream \(streamed.count) snapshots, or different ones")
         try expect(delegate.onExpectedQueue.value, "delegate called off the configured queue")
         if let bad = streamed.compactMap(validSnapshot).first { throw CheckFailure(reason: bad) }
         return .ok
     },
-    // S2: one transition is one snapshot, in order, never coalesced: five quick zoom changes give
-    // five snapshots with those values. Catches: a throttle that drops intermediate values.
+    // S2: one applied transition is one snapshot, in order, not throttled: five zoom changes, each
+    // applied before the next is made, give five snapshots with those values, and sequence
+    // numbers have no gap. (Changes made faster than the session applies them coalesce, Q1.)
+    // Catches: a throttle or timer that drops or merges applied values.
     Check("S2", "one snapshot per transition, in order") { ctx in
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
@@ -65,12 +71,15 @@ let stateChannelArea = Area(name: "State channel", checks: [
         let before = rec.all.count
         let caps = CameraCapabilities(device: ctx.device)
         let hi = min(caps.zoomRange(for: ctx.device.facing)?.upperBound ?? 1, 2)
-        let values = (1...5).map { 1 + (hi - 1) * Double($0) / 5 }
-        for v in values { cam.setZoomRatio(v) }
-        _ = await rec.waitForCount(before + 5, timeout: ctx.timeout(3))
-        let zooms = rec.all.dropFirst(before).filter { $0.status == .running }.map(\.zoomRatio)
         if hi <= 1 { return .notSupported("device cannot zoom") }
-        try expect(Array(zooms.prefix(5)).map { String.num($0) } == values.map { String.num($0) }, "saw zooms \(zooms), set \(values)")
+        let values = (1...5).map { 1 + (hi - 1) * Double($0) / 5 }
+        for v in values {
+            let mark = rec.all.count
+            cam.setZoomRatio(v)
+            _ = await rec.wait(timeout: ctx.timeout(3), after: mark) { close($0.zoomRatio, v, tolerance: 1e-9) }
+        }
+        let zooms = rec.all.dropFirst(before).filter { $0.status == .running && $0.warning?.code != "framesDropped" }.map(\.zoomRatio)
+        try expect(zooms.map { String.num($0) } == values.map { String.num($0) }, "saw zooms \(zooms), set \(values)")
         let seqs = rec.all.map(\.sequence)
         try expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "sequence numbers not consecutive: \(seqs)")
         return .ok
@@ -89,8 +98,53 @@ let stateChannelArea = Area(name: "State channel", checks: [
         }
         for i in 0..<20 { cam.setZoomRatio(1 + Double(i % 3) * 0.25) }
         for r in readers { if let bad = await r.value { throw CheckFailure(reason: bad) } }
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        try await ctx.settle(cam)
+        let current = cam.currentState
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= current.sequence }
         try expect(rec.all.last == cam.currentState, "currentState \(cam.currentState) != last delivered \(String(describing: rec.all.last))")
+        return .ok
+    },
+    // S9: a stream opens with the current snapshot, so a listener that subscribes after the
+    // first frame still sees it (the README sample with a delay before its loop). The replay is
+    // not a transition: no new sequence number. Catches: `for await state in stateUpdates()`
+    // hanging because the snapshot it waits for was delivered before it subscribed.
+    Check("S9", "stateUpdates() opens with the current snapshot") { ctx in
+        let cam = ctx.openCamera()
+        try await ctx.startAndWaitForPreview(cam)
+        let current = cam.currentState
+        let late = StateRecorder(cam)
+        guard let first = await late.wait(timeout: ctx.timeout(2), { _ in true }) else {
+            throw CheckFailure(reason: "a late subscriber got nothing; current \(current)")
+        }
+        try expect(first.isPreviewActive && first.sequence >= current.sequence, "late subscriber's first snapshot \(first), current was \(current)")
+        let mark = late.all.count
+        cam.setTorch(!current.isTorchEnabled)
+        try await ctx.settle(cam)
+        let seqs = late.all.map(\.sequence)
+        try expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "replay then live snapshots not consecutive: \(seqs) (mark \(mark))")
+        return .ok
+    },
+    // S10: a warning belongs to the snapshot of its event: after a rejected NaN and a good value,
+    // the good value's snapshot has no warning. Catches: "ignored invalid zoomRatio 'nan'"
+    // on every later snapshot.
+    Check("S10", "a warning does not stick to later snapshots") { ctx in
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        cam.setZoomRatio(.nan)
+        guard await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.warning?.code == "invalidArgument" }) != nil else {
+            throw CheckFailure(reason: "NaN gave no warning")
+        }
+        let after = rec.all.count
+        let range = autoRange(ctx)
+        let want = range.upperBound > range.lowerBound ? min(range.upperBound, range.lowerBound * 1.5) : range.lowerBound
+        cam.setZoomRatio(want)
+        cam.setTorch(true)
+        try await ctx.settle(cam)
+        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= cam.currentState.sequence }
+        let stale = rec.all.dropFirst(after).filter { $0.warning?.code == "invalidArgument" }
+        try expect(stale.isEmpty, "warning stuck on \(stale.count) later snapshots: \(stale.first.map(\.description) ?? "")")
         return .ok
     },
     // S4a: start goes idle → starting → running; starting carries nominal zoom and torch off even

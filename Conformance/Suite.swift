@@ -99,12 +99,13 @@ public struct Summary: Sendable, Hashable {
     }
 }
 
-/// The conformance suite: every area, run against one device of one backend.
+/// The conformance suite: every area, run against one device of one backend. Each check is named
+/// after the clause of docs/CONTRACT.md it covers.
 public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, framesArea, badInputArea, captureArea,
+        persistenceArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, badInputArea, captureArea,
     ]
 
     /// Every check.

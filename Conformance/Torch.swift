@@ -12,7 +12,7 @@ let torchArea = Area(name: "Torch", checks: [
         let mark = rec.all.count
         cam.setTorch(true)
         if !ctx.device.hasTorch {
-            try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.3) * 1e9))
+            try await ctx.settle(cam)
             try expect(rec.all.allSatisfy { !$0.isTorchEnabled }, "torch reported on for a device without one")
             return .notSupported("device has no torch; isTorchEnabled stays false")
         }

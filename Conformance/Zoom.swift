@@ -125,7 +125,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         cam.rampZoomRatio(3, durationMs: 1000)
         try await Task.sleep(nanoseconds: 150_000_000)
         cam.setZoomRatio(1.25)
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(1.2) * 1e9))
+        try await ctx.settle(cam)
         try expect(close(cam.currentState.zoomRatio, 1.25), "zoom \(cam.currentState.zoomRatio) after set 1.25 mid-ramp")
         return .ok
     },
@@ -148,6 +148,25 @@ let zoomArea = Area(name: "Zoom", checks: [
         let zooms = rec.all.dropFirst(mark).map(\.zoomRatio)
         try expect(zooms.allSatisfy { $0 <= current * 1.2 + 1e-9 }, "second ramp jumped above the current \(current): \(zooms.prefix(4))")
         try expect(zip(zooms, zooms.dropFirst()).allSatisfy { $1 <= $0 + 1e-9 }, "second ramp not monotonic: \(zooms)")
+        return .ok
+    },
+    // Z4d: a ramp emits only when the zoom changes: a ramp over 1e308 ms, which cannot move in
+    // any time a test lasts, emits nothing (the frames are the clock here). Catches: an identical
+    // snapshot every 33 ms forever.
+    Check("Z4d", "a ramp emits only on change") { ctx in
+        let range = autoRange(ctx)
+        guard range.upperBound > range.lowerBound else { return .notSupported("device cannot zoom") }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let stream = cam.frames(policy: .block(capacity: 2))
+        cam.rampZoomRatio(range.upperBound, durationMs: 1e308)
+        try await ctx.settle(cam)
+        let mark = rec.all.count
+        let frames = await collectFrames(stream, count: 12, timeout: ctx.timeout(10))  // > 10 ramp ticks at 30 fps
+        try expect(frames.count == 12, "got \(frames.count) of 12 frames")
+        let emitted = rec.all.dropFirst(mark).filter(isTransition)
+        try expect(emitted.isEmpty, "a motionless ramp emitted \(emitted.count) snapshots: \(emitted.prefix(2).map(\.description))")
         return .ok
     },
     // Z5: zoom is real: a frame at 2.0 shows half the field of view of a frame at 1.0, by the

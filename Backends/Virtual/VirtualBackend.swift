@@ -122,7 +122,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption, .silentStall: return s.activeBinding
+            case .interruption, .silentStall, .dropFrames, .timestampWrap: return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
                 s.disconnected = true
@@ -143,6 +143,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         case .interruption(let seconds): binding?.pause(seconds: seconds, report: true)
         case .silentStall(let seconds): binding?.pause(seconds: seconds, report: false)
         case .disconnect: binding?.disconnect()
+        case .dropFrames(let count): binding?.optics.withLock { $0.skipFrames += max(0, count) }
+        case .timestampWrap(let seconds): binding?.optics.withLock { $0.timestampShift -= Seconds.clamped(seconds) }
         default: break
         }
         let handlers = watchers.value.values

@@ -13,6 +13,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var pausedUntil: Date?
         var stopping = false
         var disconnected = false
+        /// Sequence numbers to skip, as a driver dropping frames does (injected, R5).
+        var skipFrames = 0
+        /// Added to every timestamp: a negative jump is a timestamp wrap (injected, R5).
+        var timestampShift: Double = 0
     }
 
     weak var backend: VirtualBackend?
@@ -50,13 +54,19 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var next = Date()
         var sequence: UInt64 = 0
         while true {
-            let o = optics.value
-            if o.stopping || o.disconnected { return }
+            if optics.withLock({ $0.stopping || $0.disconnected }) { return }
             next += interval
             let wait = next.timeIntervalSinceNow
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
+            // The optics at exposure time, not before the wait: a frame shows the crop applied
+            // before it was taken, as its metadata says (M1).
+            let o = optics.withLock { o -> Optics in
+                defer { o.skipFrames = 0 }
+                return o
+            }
+            if o.stopping || o.disconnected { return }
             if let until = o.pausedUntil, until > Date() { continue }
-            sequence += 1
+            sequence += 1 + UInt64(o.skipFrames)
             guard let buffer = pool.take() else {
                 // Every buffer is held by the app: the sensor drops, and says why frames stopped.
                 sink.report(.buffersExhausted)
@@ -85,7 +95,7 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             let slot = BufferPool.Slot(pointer: buffer)
             let frame = Frame(
                 format: format.pixelFormat, width: w, height: h, planes: planes, sequence: sequence,
-                timestamp: ProcessInfo.processInfo.systemUptime, sensorCrop: crop,
+                timestamp: ProcessInfo.processInfo.systemUptime + o.timestampShift, sensorCrop: crop,
                 onRelease: { pool.give(slot.pointer) })
             sink.deliver(frame)
         }

@@ -12,13 +12,15 @@ extension Camera {
         live.binding = nil
         live.previewActive = false
         live.warning = nil
+        live.bindingWarning = nil
         live.error = nil
         live.interruptedSince = nil
         live.status = .starting
+        fanOut.withLock { $0.failure = nil }
         gate.withLock { g in
             // Frames are accepted only once the desired controls are applied: a frame from before
-            // would show the wrong zoom (P1).
-            g = FrameGate(generation: generation, accepting: false, boundAt: Date())
+            // would show the wrong zoom (P1). The session's timeline (R5) carries over.
+            g = FrameGate(generation: generation, accepting: false, boundAt: Date(), settings: g.settings, timeline: g.timeline)
         }
         emit()  // S4: nominal values while starting
 
@@ -68,8 +70,13 @@ extension Camera {
         live.lens = lens
         live.status = .running
         applyAll()
-        gate.withLock { $0.accepting = true }
-        live.warning = fallbackWarning ?? live.warning
+        publishFrameSettings()
+        let fps = binding.format.frameRate
+        gate.withLock {
+            $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
+            $0.accepting = true
+        }
+        live.bindingWarning = fallbackWarning
         startWatchdog()
         emit()
     }
@@ -93,6 +100,7 @@ extension Camera {
         live.interruptedSince = nil
         live.error = nil
         live.warning = nil
+        live.bindingWarning = nil
         live.pinned = nil
         live.lens = nil
         live.range = 1...1
@@ -100,7 +108,8 @@ extension Camera {
         live.torch = false
         live.focusMode = desired.focusMode
         live.generation += 1
-        for q in frameQueues.withLock({ qs -> [FrameQueue] in defer { qs.removeAll() }; return qs }) { q.finish() }
+        gate.withLock { $0.timeline = FrameTimeline() }
+        for q in takeFrameQueues(failure: nil) { q.finish() }
         if hadSomething { emit(released: true) }
     }
 
@@ -113,6 +122,15 @@ extension Camera {
         }
     }
 
+    /// Removes every frame stream (to finish them) and records whether the session failed.
+    func takeFrameQueues(failure: CameraError?) -> [FrameQueue] {
+        fanOut.withLock { f -> [FrameQueue] in
+            defer { f.queues.removeAll() }
+            f.failure = failure
+            return f.queues
+        }
+    }
+
     func fail(_ error: CameraError) {
         cancelRamp()
         stopWatchdog()
@@ -120,6 +138,8 @@ extension Camera {
         live.status = .error
         live.previewActive = false
         live.error = error
+        // R6: every frame stream ends at once, and says why.
+        for q in takeFrameQueues(failure: error) { q.finish(reason: error) }
         emit()
         if let d = delegate {
             delegateQueue.async { d.camera(self, didFail: error) }
@@ -159,11 +179,6 @@ extension Camera {
         live.lens = lens
         live.deviceCropFactor = deviceFactor
         live.frameCropFactor = factor / deviceFactor
-        let frameCrop = live.frameCropFactor
-        gate.withLock {
-            $0.frameCropFactor = frameCrop
-            $0.lens = lens
-        }
     }
 
     func applyFocusMode() {
@@ -200,8 +215,10 @@ extension Camera {
             guard let self else { return }
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1e9
             let value = elapsed >= seconds ? goal : ZoomMath.rampValue(start: start, target: goal, rate: rate, elapsed: elapsed)
+            let before = (self.live.ratio, self.live.lens)
             self.applyZoom(value)
-            self.emit()
+            // Z4b: a tick that changes nothing (a ramp over 1e308 ms) is no transition.
+            if self.live.ratio != before.0 || self.live.lens != before.1 { self.emit() }
             if value == goal { self.cancelRamp() }
         }
         ramp = timer
@@ -215,31 +232,56 @@ extension Camera {
 
     // MARK: Frames and interruption (S5, S8)
 
-    /// Runs on the backend's thread for every frame.
+    /// The frame router: runs on the backend's thread for every frame. It stamps the settings in
+    /// effect (M1), crops in the frame path (Z5), keeps timestamps monotonic and counts drops (R5),
+    /// then fans the frame out to the handler and every stream (R6).
     func handleFrame(_ frame: Frame, generation: UInt64) {
         let now = Date()
-        let (accept, crop, lens, notify) = gate.withLock { g -> (Bool, Double, Lens?, Bool) in
-            guard g.accepting, g.generation == generation else { return (false, 1, nil, false) }
+        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int)? in
+            guard g.accepting, g.generation == generation else { return nil }
             g.lastFrameAt = now
             let notify = !g.firstSeen || g.interrupted
             g.firstSeen = true
             g.interrupted = false
             g.starved = false
-            return (true, g.frameCropFactor, g.lens, notify)
+            let (t, report) = g.timeline.frame(
+                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
+            g.lastSequence = frame.sequence
+            return (g.settings(for: frame), notify, t, report)
         }
-        guard accept else { return }
-        frame.visibleRect = PixelRect.from(.centered(zoomFactor: crop), width: frame.width, height: frame.height)
-        frame.lens = lens
-        if notify {
+        guard let routed else { return }
+        let s = routed.settings
+        frame.timestamp = routed.timestamp
+        let frameCrop = NormalizedRect.centered(zoomFactor: s.frameCropFactor)
+        frame.visibleRect = PixelRect.from(frameCrop, width: frame.width, height: frame.height)
+        frame.lens = s.lens
+        frame.metadata = FrameMetadata(
+            sequence: frame.sequence, timestamp: routed.timestamp, driverTimestamp: frame.metadata.driverTimestamp,
+            clock: frame.metadata.clock, lens: s.lens, zoomRatio: s.zoomRatio,
+            deviceCrop: frame.sensorCrop == .full ? .centered(zoomFactor: s.deviceCropFactor) : frame.sensorCrop,
+            frameCrop: frameCrop, focusMode: s.focusMode, lensPosition: frame.metadata.lensPosition,
+            isTorchEnabled: s.torch, generation: s.generation)
+        if routed.notify {
             queue.async { [self] in frameArrived(generation: generation) }
         }
+        if routed.report > 0 {
+            let n = routed.report
+            queue.async { [self] in reportDroppedFrames(n, generation: generation) }
+        }
         frameHandler.value?(frame)
-        let queues = frameQueues.value
+        let queues = fanOut.withLock { $0.queues }
         for q in queues {
             if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }
             q.push(frame) { [gate] in gate.withLock { $0.accepting && $0.generation == generation } }
             if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Date() } }
         }
+    }
+
+    /// R5: dropped frames are a warning on a running snapshot.
+    func reportDroppedFrames(_ count: Int, generation: UInt64) {
+        guard generation == live.generation, live.status == .running else { return }
+        live.warning = .framesDropped(count)
+        emit()
     }
 
     /// The first frame of a binding, or the first after an interruption.
@@ -301,7 +343,7 @@ extension Camera {
             guard let self, self.watchdogGeneration == generation else { return }
             let next = self.watchdogTick()
             // A rebind inside the tick started a new watchdog; only re-arm our own.
-            if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: .now() + max(0.05, next)) }
+            if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }
         }
         timer.schedule(deadline: .now() + 0.25)
         watchdog = timer

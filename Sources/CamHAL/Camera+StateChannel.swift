@@ -1,28 +1,80 @@
 import Dispatch
+import Foundation
+
+/// The published snapshot and its subscribers, behind one lock so a new subscriber gets the
+/// current snapshot first and then every later one, with no gap and no repeat (S9).
+struct StateChannel {
+    var state = CameraState.initial
+    var continuations: [UUID: AsyncStream<CameraState>.Continuation] = [:]
+
+    /// Adds a subscriber and replays the current snapshot to it. The replay is not a transition
+    /// (S2 counts transitions): its sequence number is the one the snapshot already had.
+    mutating func subscribe(_ id: UUID, _ continuation: AsyncStream<CameraState>.Continuation) {
+        continuations[id] = continuation
+        continuation.yield(state)
+    }
+
+    /// Stores `next` as the current snapshot and delivers it to every subscriber.
+    mutating func publish(_ next: CameraState) {
+        state = next
+        for c in continuations.values { c.yield(next) }
+    }
+}
 
 // The one state channel (S1–S3): every transition becomes one full snapshot, stored for
 // `currentState` and delivered in order to the delegate queue and every `stateUpdates()` stream.
 extension Camera {
     func emit(released: Bool = false) {
         let nominal = live.status == .starting || live.status == .idle
-        let previous = published.value
-        let state = CameraState(
-            status: live.status,
-            zoomRatio: nominal ? 1 : live.ratio,
-            minZoomRatio: nominal ? 1 : live.range.lowerBound,
-            maxZoomRatio: nominal ? 1 : live.range.upperBound,
-            isTorchEnabled: nominal ? false : live.torch,
-            focusMode: nominal ? desired.focusMode : live.focusMode,
-            activeLens: nominal ? nil : live.lens,
-            isPreviewActive: live.previewActive,
-            isReleased: released,
-            warning: live.warning,
-            error: live.error,
-            sequence: previous.sequence + 1)
-        published.set(state)
-        for c in stateContinuations.value.values { c.yield(state) }
+        let state = channel.withLock { ch -> CameraState in
+            let state = CameraState(
+                status: live.status,
+                zoomRatio: nominal ? 1 : live.ratio,
+                minZoomRatio: nominal ? 1 : live.range.lowerBound,
+                maxZoomRatio: nominal ? 1 : live.range.upperBound,
+                isTorchEnabled: nominal ? false : live.torch,
+                focusMode: nominal ? desired.focusMode : live.focusMode,
+                activeLens: nominal ? nil : live.lens,
+                isPreviewActive: live.previewActive,
+                isReleased: released,
+                warning: live.warning ?? live.bindingWarning,
+                error: live.error,
+                sequence: ch.state.sequence + 1)
+            ch.publish(state)
+            return state
+        }
+        // S10: an event's warning is on its own snapshot only; the next transition is clean.
+        live.warning = nil
+        publishFrameSettings()
         if let d = delegate {
             delegateQueue.async { d.camera(self, didChangeState: state) }
         }
+    }
+
+    /// Hands the settings now in effect to the frame router, which stamps them on frames (M1).
+    func publishFrameSettings() {
+        let settings = FrameSettings(
+            lens: live.lens, zoomRatio: live.ratio, deviceCropFactor: live.deviceCropFactor,
+            frameCropFactor: live.frameCropFactor, focusMode: live.binding == nil ? nil : live.focusMode,
+            torch: live.torch, generation: appliedGeneration)
+        gate.withLock { g in
+            guard g.settings != settings else { return }
+            g.settings = settings
+            g.recentSettings.append(settings)
+            if g.recentSettings.count > 4 { g.recentSettings.removeFirst() }
+        }
+    }
+}
+
+extension Camera.FrameGate {
+    /// The settings a frame was taken with. A device that reports its crop on each frame
+    /// (`Frame.sensorCrop`) may deliver a frame taken before the newest crop landed: that frame
+    /// gets the newest recent settings whose device crop it shows. Otherwise the newest (M1).
+    func settings(for frame: Frame) -> Camera.FrameSettings {
+        let reported = frame.sensorCrop.width
+        guard frame.sensorCrop != .full || settings.deviceCropFactor != 1 else { return settings }
+        func shows(_ s: Camera.FrameSettings) -> Bool { abs(reported * s.deviceCropFactor - 1) < 1e-6 }
+        if shows(settings) { return settings }
+        return recentSettings.last(where: shows) ?? settings
     }
 }

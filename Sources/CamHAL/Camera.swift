@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 
 /// The one implementation of `CameraDevice`: it turns any backend's thin `DriverBinding` into the
-/// CamHAL contract (the state machine, zoom normalization, ramps, pins, desired-value persistence,
+/// CamHAL contract (docs/CONTRACT.md) (the state machine, zoom normalization, ramps, pins, desired-value persistence,
 /// first-frame signal, interruption detection and exactly-once release).
 ///
 /// All mutable session state lives on one serial queue; public setters only validate their input
@@ -40,6 +40,74 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case linear(Double)
     }
 
+    /// A setter call waiting for the queue. Pending changes of the same kind coalesce, the latest
+    /// winning (Q1): a flood of setter calls costs one slot per kind, never a queue of closures.
+    enum Change {
+        case zoomRatio(Double)
+        case linearZoom(Double)
+        case ramp(to: Double, seconds: Double)
+        case torch(Bool)
+        case focusMode(FocusMode)
+        case focusPoint(NormalizedPoint)
+        case lensSelection(LensSelection)
+        case facing(Facing)
+        case rejected(name: String, value: String)
+
+        /// Changes of one kind replace each other: every zoom input is one kind (Z1, Z4).
+        var kind: Int {
+            switch self {
+            case .zoomRatio, .linearZoom, .ramp: return 0
+            case .torch: return 1
+            case .focusMode: return 2
+            case .focusPoint: return 3
+            case .lensSelection: return 4
+            case .facing: return 5
+            case .rejected: return 6
+            }
+        }
+    }
+
+    /// Setter calls not yet applied, shared between the app's threads and the queue: a pure
+    /// value, so its coalescing (Q1) is unit-tested without threads.
+    struct Pending {
+        var changes: [Change] = []
+        /// The generation of the newest setter call (M2).
+        var requested: UInt64 = 0
+        /// A drain is on the queue and has not yet taken the changes.
+        var drainScheduled = false
+        /// The most changes ever waiting at once (bounded by the number of kinds, Q1).
+        var peakDepth = 0
+
+        /// Adds `change`, replacing a pending change of the same kind (latest wins). Returns
+        /// whether the caller must schedule a drain (none is waiting).
+        mutating func add(_ change: Change) -> Bool {
+            requested += 1
+            let kind = change.kind
+            changes.removeAll { $0.kind == kind }
+            changes.append(change)
+            peakDepth = max(peakDepth, changes.count)
+            guard !drainScheduled else { return false }
+            drainScheduled = true
+            return true
+        }
+
+        /// Takes every pending change, in call order, and the generation they bring the session to.
+        mutating func take() -> (changes: [Change], generation: UInt64) {
+            defer {
+                changes = []
+                drainScheduled = false
+            }
+            return (changes, requested)
+        }
+    }
+
+    /// Frame streams and whether new ones would ever see a frame (R6).
+    struct FanOut {
+        var queues: [FrameQueue] = []
+        /// The fatal error the session ended in; nil once a start is requested or it stopped.
+        var failure: CameraError?
+    }
+
     /// Desired values: what the app asked for, re-applied on every transition into running (P1).
     struct Desired {
         var zoom: ZoomInput = .ratio(1)
@@ -63,10 +131,26 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var torch = false
         var focusMode: FocusMode = .continuous
         var previewActive = false
+        /// A warning about one event (a rejected value, an unsupported control, dropped frames):
+        /// it is on the snapshot of that event only (S10).
         var warning: CameraWarning?
+        /// A warning about the binding itself (a pin that fell back, L2): on every snapshot of
+        /// that binding.
+        var bindingWarning: CameraWarning?
         var error: CameraError?
         var interruptedSince: Date?
         var unavailableLenses: Set<String> = []
+    }
+
+    /// The settings in effect, as the frame router stamps them on frames (M1).
+    struct FrameSettings: Equatable {
+        var lens: Lens?
+        var zoomRatio: Double = 1
+        var deviceCropFactor: Double = 1
+        var frameCropFactor: Double = 1
+        var focusMode: FocusMode?
+        var torch = false
+        var generation: UInt64 = 0
     }
 
     /// Shared with backend threads: which binding's frames are accepted and how to crop them.
@@ -77,11 +161,26 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var interrupted = false
         var lastFrameAt = Date.distantPast
         var boundAt = Date.distantPast
-        var frameCropFactor: Double = 1
-        var lens: Lens?
+        var settings = FrameSettings()
+        /// The last few settings, newest last, to match a frame that reports the crop it was
+        /// really taken with against the settings that asked for it (M1).
+        var recentSettings: [FrameSettings] = []
         var producerBlocked = 0
         /// The driver reported every buffer held by the app.
         var starved = false
+        /// The last driver sequence number of this binding, for gap counting (R5).
+        var lastSequence: UInt64?
+        var frameInterval: Double = 1.0 / 30
+        var timeline = FrameTimeline()
+    }
+
+    /// Frame counters of a session since its last `stop()` (R5).
+    public struct FrameStatistics: Sendable, Hashable {
+        /// Frames the driver dropped: gaps in its sequence numbers.
+        public var droppedByDriver: Int
+        /// Frames dropped by the streams' back-pressure policies (a keepOnlyLatest stream
+        /// replacing an unread frame, a blocking stream giving up on a stopping session).
+        public var droppedByBackpressure: Int
     }
 
     public let backend: any CameraBackend
@@ -94,12 +193,14 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     var ramp: DispatchSourceTimer?
     var watchdog: DispatchSourceTimer?
     var watchdogGeneration: UInt64 = 0
+    /// The newest settings generation whose changes have been applied (M2); queue only.
+    var appliedGeneration: UInt64 = 0
     let gate = Locked(FrameGate())
-    let published = Locked(CameraState.initial)
+    let channel = Locked(StateChannel())
+    let pending = Locked(Pending())
     let selectedDevice: Locked<DeviceDescriptor>
     let boundFormat = Locked<StreamFormat?>(nil)
-    let stateContinuations = Locked([UUID: AsyncStream<CameraState>.Continuation]())
-    let frameQueues = Locked([FrameQueue]())
+    let fanOut = Locked(FanOut())
     let frameHandler = Locked<(@Sendable (Frame) -> Void)?>(nil)
     private let delegateBox = Locked(WeakDelegate())
 
@@ -116,19 +217,25 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     }
 
     deinit {
-        let binding = live.binding
         ramp?.cancel()
         watchdog?.cancel()
-        binding?.close()
-        for q in frameQueues.value { q.finish() }
-        for c in stateContinuations.value.values { c.finish() }
+        // The last reference can go away on a backend's streaming thread (inside a frame
+        // callback), and close() joins that thread: the queue, never deinit, closes the binding.
+        if let binding = live.binding {
+            gate.withLock { $0.accepting = false }
+            queue.async { binding.close() }
+        }
+        for q in fanOut.value.queues { q.finish() }
+        for c in channel.value.continuations.values { c.finish() }
     }
 
     // MARK: Reading state
 
     public var device: DeviceDescriptor { selectedDevice.value }
+    /// What the device this session has open can do (K1); after a facing switch, the new device.
+    /// For every device of the backend use `backend.capabilities()`.
     public var capabilities: CameraCapabilities { CameraCapabilities(device: device) }
-    public var currentState: CameraState { published.value }
+    public var currentState: CameraState { channel.withLock { $0.state } }
     /// The format the current binding really streams; nil when not bound.
     public var streamFormat: StreamFormat? { boundFormat.value }
 
@@ -137,13 +244,14 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         set { delegateBox.withLock { $0.value = newValue } }
     }
 
+    /// A new stream that starts with the current snapshot (S9), then every later one in order.
     public func stateUpdates() -> AsyncStream<CameraState> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<CameraState>.makeStream()
         continuation.onTermination = { [weak self] _ in
-            _ = self?.stateContinuations.withLock { $0.removeValue(forKey: id) }
+            _ = self?.channel.withLock { $0.continuations.removeValue(forKey: id) }
         }
-        stateContinuations.withLock { $0[id] = continuation }
+        channel.withLock { $0.subscribe(id, continuation) }
         return stream
     }
 
@@ -162,18 +270,62 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     }
 
     public func frames(policy: BackpressurePolicy) -> FrameStream {
-        let stream = FrameStream(policy: policy)
-        frameQueues.withLock { queues in
-            queues.removeAll { $0.isFinished }
-            queues.append(stream.queue)
+        let stream = FrameStream(policy: policy) { [gate] n in
+            // A blocking stream promised the app every frame: losing one is worth a warning.
+            gate.withLock { $0.timeline.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
         }
+        let failure = fanOut.withLock { f -> CameraError? in
+            f.queues.removeAll { $0.isFinished }
+            if f.failure == nil { f.queues.append(stream.queue) }
+            return f.failure
+        }
+        // A failed session with no start requested will never deliver: end at once, saying why (R6).
+        if let failure { stream.queue.finish(reason: failure) }
         return stream
+    }
+
+    /// Frames dropped since the last `stop()`, by the driver and by back-pressure (R5).
+    public var frameStatistics: FrameStatistics {
+        let t = gate.withLock { $0.timeline }
+        return FrameStatistics(droppedByDriver: t.droppedByDriver, droppedByBackpressure: t.droppedByBackpressure)
+    }
+
+    /// The generation of the newest setter call so far (M2): a frame whose
+    /// `metadata.generation` is at least this value was taken with every change made until now.
+    public var requestedSettingsGeneration: UInt64 { pending.withLock { $0.requested } }
+
+    /// The most setter calls ever waiting for the session's queue at once. Coalescing keeps it at
+    /// most one per kind of control, whatever the call rate (Q1).
+    public var peakPendingChanges: Int { pending.withLock { $0.peakDepth } }
+
+    /// Waits for the first frame that reflects settings generation `generation` or newer (M2):
+    /// `camera.setZoomRatio(2); let f = try await camera.frame(atGeneration: camera.requestedSettingsGeneration)`
+    /// gives a frame taken at zoom 2, with no sleep. Throws `timeout` after `timeout` seconds (any
+    /// Double; NaN is refused), or the session's error when it fails first.
+    public func frame(atGeneration generation: UInt64, timeout: Double = 10) async throws(CameraError) -> Frame {
+        let seconds = try Seconds.validated(timeout, name: "timeout")
+        let stream = frames(policy: .keepOnlyLatest)
+        defer { stream.cancel() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, !Task.isCancelled else { break }
+            guard let frame = await stream.next(timeout: left) else {
+                if let reason = stream.endReason { throw reason }
+                if stream.isFinished { throw CameraError.streamFailed("the session stopped before a frame of generation \(generation)") }
+                continue
+            }
+            if frame.metadata.generation >= generation { return frame }
+        }
+        throw CameraError.timeout("no frame with settings generation >= \(generation) from \(device.id) within \(ZoomMath.format(seconds)) s")
     }
 
     // MARK: Lifecycle
 
     public func start() {
+        fanOut.withLock { $0.failure = nil }
         queue.async { [self] in
+            drainPending()
             switch live.status {
             case .starting, .running, .interrupted: return
             case .idle, .error: bind()
@@ -183,6 +335,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     public func stop(completion: @escaping @Sendable () -> Void) {
         queue.async { [self] in
+            drainPending()
             teardown()
             completion()
         }
@@ -198,65 +351,93 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     public func setZoomRatio(_ ratio: Double) {
         guard !ratio.isNaN else { return reject("zoomRatio", ratio) }
-        queue.async { [self] in
-            cancelRamp()
-            desired.zoom = .ratio(ratio)
-            if live.status == .running || live.status == .interrupted {
-                applyZoom(ratio)
-                emit()
-            }
-        }
+        submit(.zoomRatio(ratio))
     }
 
     public func setLinearZoom(_ linear: Double) {
         guard !linear.isNaN else { return reject("linearZoom", linear) }
-        let l = min(max(linear, 0), 1)
-        queue.async { [self] in
-            cancelRamp()
-            desired.zoom = .linear(l)
-            if live.status == .running || live.status == .interrupted {
-                applyZoom(ZoomMath.ratio(fromLinear: l, in: live.range))
-                emit()
-            }
-        }
+        submit(.linearZoom(min(max(linear, 0), 1)))
     }
 
     public func rampZoomRatio(_ ratio: Double, durationMs: Double) {
         guard !ratio.isNaN else { return reject("zoomRatio", ratio) }
         guard !durationMs.isNaN, durationMs != .infinity else { return reject("durationMs", durationMs) }
-        queue.async { [self] in startRamp(to: ratio, seconds: max(0, durationMs) / 1000) }
+        // A ramp's duration sets its rate; nothing waits for it, so any finite value works as is.
+        submit(.ramp(to: ratio, seconds: max(0, durationMs) / 1000))
     }
 
-    public func setTorch(_ on: Bool) {
-        queue.async { [self] in
-            desired.torch = on
-            if let binding = live.binding, live.status == .running || live.status == .interrupted {
-                live.torch = device.hasTorch ? binding.applyTorch(on) : false
-                emit()
-            }
-        }
-    }
+    public func setTorch(_ on: Bool) { submit(.torch(on)) }
 
     public func setFocusMode(_ mode: FocusMode) {
         guard mode != .fixed else { return reject("focusMode", mode.rawValue) }
-        queue.async { [self] in
-            desired.focusMode = mode
-            if live.binding != nil, live.status == .running || live.status == .interrupted {
-                applyFocusMode()
-                emit()
-            }
-        }
+        submit(.focusMode(mode))
     }
 
     public func setFocusPoint(_ point: NormalizedPoint) {
         guard !point.x.isNaN, !point.y.isNaN else { return reject("focusPoint", "\(point.x),\(point.y)") }
-        let p = NormalizedPoint(x: min(max(point.x, 0), 1), y: min(max(point.y, 0), 1))
-        queue.async { [self] in
+        submit(.focusPoint(NormalizedPoint(x: min(max(point.x, 0), 1), y: min(max(point.y, 0), 1))))
+    }
+
+    public func setLensSelection(_ selection: LensSelection) { submit(.lensSelection(selection)) }
+
+    public func setFacing(_ facing: Facing) { submit(.facing(facing)) }
+
+    // MARK: Coalescing (Q1)
+
+    /// Queues `change` for the session's queue, replacing a pending change of the same kind, and
+    /// schedules one drain when none is waiting. Costs a lock and a few words, never a closure.
+    func submit(_ change: Change) {
+        if pending.withLock({ $0.add(change) }) { queue.async { [self] in drainPending() } }
+    }
+
+    /// Applies every pending change in call order, one snapshot per applied transition (S2), then
+    /// stamps later frames with the newest generation (M2). Runs on the queue.
+    func drainPending() {
+        let (changes, generation) = pending.withLock { $0.take() }
+        for change in changes { apply(change) }
+        if generation > appliedGeneration {
+            appliedGeneration = generation
+            publishFrameSettings()
+        }
+    }
+
+    /// One setter's effect on the session (the bodies of the setters, run on the queue).
+    func apply(_ change: Change) {
+        let isRunning = live.status == .running || live.status == .interrupted
+        switch change {
+        case .zoomRatio(let ratio):
+            cancelRamp()
+            desired.zoom = .ratio(ratio)
+            if isRunning {
+                applyZoom(ratio)
+                emit()
+            }
+        case .linearZoom(let l):
+            cancelRamp()
+            desired.zoom = .linear(l)
+            if isRunning {
+                applyZoom(ZoomMath.ratio(fromLinear: l, in: live.range))
+                emit()
+            }
+        case .ramp(let target, let seconds):
+            startRamp(to: target, seconds: seconds)
+        case .torch(let on):
+            desired.torch = on
+            if let binding = live.binding, isRunning {
+                live.torch = device.hasTorch ? binding.applyTorch(on) : false
+                emit()
+            }
+        case .focusMode(let mode):
+            desired.focusMode = mode
+            if live.binding != nil, isRunning {
+                applyFocusMode()
+                emit()
+            }
+        case .focusPoint(let p):
             guard let binding = live.binding, live.status == .running else { return }
             guard device.supportsFocusPoint else {
                 live.warning = .controlUnsupported("focus point")
-                emit()
-                return
+                return emit()
             }
             // F1: view-normalized → lens-normalized through the whole live crop (device and frame path).
             let crop = NormalizedRect.centered(zoomFactor: live.deviceCropFactor * live.frameCropFactor)
@@ -264,11 +445,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 live.warning = .controlUnsupported("focus point")
                 emit()
             }
-        }
-    }
-
-    public func setLensSelection(_ selection: LensSelection) {
-        queue.async { [self] in
+        case .lensSelection(let selection):
             guard selection != desired.lensSelection else { return }
             let isLive = live.status != .idle && live.status != .error
             // P2: pinning another lens on a live session is an input-device change.
@@ -277,26 +454,23 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             }
             desired.lensSelection = selection
             if isLive { rebind() }  // L3
-        }
-    }
-
-    public func setFacing(_ facing: Facing) {
-        queue.async { [self] in
+        case .facing(let facing):
             guard facing != desired.facing else { return }
             guard let target = deviceFor(facing) else {
                 live.warning = .facingUnavailable(facing)
-                emit()
-                return
+                return emit()
             }
             desired.facing = facing
             selectedDevice.set(target)
-            let isLive = live.status != .idle && live.status != .error
-            if isLive {
+            if live.status != .idle && live.status != .error {
                 // P2: a live facing switch resets the runtime controls and drops the pin.
                 resetRuntimeControls()
                 desired.lensSelection = .automatic
                 rebind()
             }
+        case .rejected(let name, let value):
+            live.warning = .invalidArgument(name: name, value: value)
+            emit()
         }
     }
 
@@ -316,10 +490,6 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Records a rejected setter argument as a warning, leaving every desired value as it was (B1).
     func reject(_ name: String, _ value: Any) {
-        let text = "\(value)"
-        queue.async { [self] in
-            live.warning = .invalidArgument(name: name, value: text)
-            emit()
-        }
+        submit(.rejected(name: name, value: "\(value)"))
     }
 }

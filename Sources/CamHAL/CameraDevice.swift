@@ -19,11 +19,12 @@ extension CameraStateDelegate {
 public protocol CameraDevice: AnyObject, Sendable {
     /// The device currently selected (changes on a facing switch).
     var device: DeviceDescriptor { get }
-    /// What the selected device can do (K1).
+    /// What the selected device can do (K1): this device only; `CameraBackend.capabilities()`
+    /// covers every device of a backend.
     var capabilities: CameraCapabilities { get }
     /// The last snapshot delivered. Safe to read from any thread (S3).
     var currentState: CameraState { get }
-    /// A new stream of every snapshot from now on, in order (S1, S2).
+    /// A new stream that opens with the current snapshot, then every later one in order (S1, S2, S9).
     func stateUpdates() -> AsyncStream<CameraState>
     /// The delegate that receives snapshots on the configured queue.
     var delegate: (any CameraStateDelegate)? { get set }
@@ -54,7 +55,8 @@ public protocol CameraDevice: AnyObject, Sendable {
     func setLensSelection(_ selection: LensSelection)
     /// Switches to a device of another facing (P2).
     func setFacing(_ facing: Facing)
-    /// A new frame stream with the given back-pressure policy (R1, R2). Ends when the session stops.
+    /// A new frame stream with the given back-pressure policy, its own for this consumer (R1, R2,
+    /// R6). Ends when the session stops or fails (`FrameStream.endReason` then says why).
     func frames(policy: BackpressurePolicy) -> FrameStream
 }
 

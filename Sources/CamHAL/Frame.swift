@@ -24,8 +24,10 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
     public let planes: [FramePlane]
     /// Driver sequence number (increasing; gaps mean the driver dropped frames).
     public let sequence: UInt64
-    /// Capture time in seconds on the backend's monotonic clock.
-    public let timestamp: Double
+    /// Capture time in seconds on the backend's monotonic clock, never going backwards within a
+    /// session (R1, R5): a driver's timestamp wrap is smoothed out by the core.
+    /// `metadata.driverTimestamp` keeps the driver's raw value.
+    public internal(set) var timestamp: Double
     /// Which part of the lens's full field of view the whole buffer shows (a sensor/ISP crop).
     public let sensorCrop: NormalizedRect
     /// The part of the buffer the app should show. The whole buffer unless CamHAL zooms in its own
@@ -33,6 +35,9 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
     public internal(set) var visibleRect: PixelRect
     /// The lens the frame came from.
     public internal(set) var lens: Lens?
+    /// The settings the frame was taken with (M1): filled in by the session's frame router
+    /// before any consumer sees the frame.
+    public internal(set) var metadata: FrameMetadata
     private let onRelease: (@Sendable () -> Void)?
 
     /// Wraps a buffer. `onRelease` runs exactly once, when the frame is deallocated.
@@ -48,6 +53,7 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
         self.timestamp = timestamp
         self.sensorCrop = sensorCrop
         self.visibleRect = PixelRect(x: 0, y: 0, width: width, height: height)
+        self.metadata = FrameMetadata(sequence: sequence, timestamp: timestamp, driverTimestamp: timestamp, deviceCrop: sensorCrop)
         self.onRelease = onRelease
     }
 
@@ -66,6 +72,65 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
     public var byteCount: Int { planes.reduce(0) { $0 + $1.length } }
 
     public var description: String {
-        "frame #\(sequence) \(format) \(width)x\(height) visible \(visibleRect) t=\(timestamp)"
+        "frame #\(sequence) \(format) \(width)x\(height) visible \(visibleRect) t=\(timestamp) gen \(metadata.generation)"
+    }
+}
+
+/// The clock a frame's timestamp is on.
+public enum FrameClock: String, Sendable, Hashable, Codable {
+    /// The backend's monotonic clock (CLOCK_MONOTONIC, `ProcessInfo.systemUptime`, a pipeline's
+    /// running time): comparable between frames of one session.
+    case monotonic
+}
+
+/// What a frame was taken with (M1 in docs/CONTRACT.md), in the spirit of libcamera's per-request
+/// metadata: the values in effect on the device and in CamHAL's frame path when the frame was
+/// routed to the app, not the values the app last asked for.
+public struct FrameMetadata: Sendable, Hashable {
+    /// The driver's sequence number (gaps mean the driver dropped frames, R5).
+    public var sequence: UInt64
+    /// Seconds on `clock`, monotonic within a session (R5).
+    public var timestamp: Double
+    /// The driver's own timestamp, before CamHAL kept it monotonic.
+    public var driverTimestamp: Double
+    /// The clock both timestamps are on.
+    public var clock: FrameClock
+    /// The lens the frame came from; nil until the session routes the frame.
+    public var lens: Lens?
+    /// The zoom ratio in the live scale the frame shows (Z1).
+    public var zoomRatio: Double
+    /// The part of the lens's field of view the device's own crop (sensor, ISP, optical zoom) kept.
+    public var deviceCrop: NormalizedRect
+    /// The part of the buffer CamHAL's frame path keeps (the rest of the zoom, Z5), in normalized
+    /// buffer coordinates; `Frame.visibleRect` is the same rectangle in pixels.
+    public var frameCrop: NormalizedRect
+    /// The focus mode in effect; nil when unknown.
+    public var focusMode: FocusMode?
+    /// The lens position (dioptres or the driver's unit) where the backend reports one.
+    public var lensPosition: Double?
+    /// Whether the torch was on.
+    public var isTorchEnabled: Bool
+    /// The settings generation this frame reflects: every setter call gets the next generation
+    /// (`Camera.requestedSettingsGeneration`), and a frame carries the newest generation whose
+    /// changes were applied before the frame was routed (M2).
+    public var generation: UInt64
+
+    public init(
+        sequence: UInt64, timestamp: Double, driverTimestamp: Double, clock: FrameClock = .monotonic,
+        lens: Lens? = nil, zoomRatio: Double = 1, deviceCrop: NormalizedRect = .full, frameCrop: NormalizedRect = .full,
+        focusMode: FocusMode? = nil, lensPosition: Double? = nil, isTorchEnabled: Bool = false, generation: UInt64 = 0
+    ) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.driverTimestamp = driverTimestamp
+        self.clock = clock
+        self.lens = lens
+        self.zoomRatio = zoomRatio
+        self.deviceCrop = deviceCrop
+        self.frameCrop = frameCrop
+        self.focusMode = focusMode
+        self.lensPosition = lensPosition
+        self.isTorchEnabled = isTorchEnabled
+        self.generation = generation
     }
 }

@@ -10,6 +10,11 @@ public enum InjectedFault: Sendable, Hashable {
     case disconnect
     /// Binding this lens fails until `.clear` (L2).
     case lensUnavailable(lensID: String)
+    /// The driver skips `count` frames: a gap in its sequence numbers (R5).
+    case dropFrames(count: Int)
+    /// The driver's timestamps jump back by `seconds` and go on from there, as vivid's
+    /// `wrap_timestamp` control does (R5).
+    case timestampWrap(seconds: Double)
     /// Undoes every injected fault on the device.
     case clear
 }

@@ -47,23 +47,14 @@ extension CameraDevice {
     public func nextFrame(timeout: Double, purpose: String = "taking a frame") async throws(CameraError) -> Frame {
         try await requireStarted(for: purpose)
         let stream = frames(policy: .keepOnlyLatest)
-        let timedOut = Locked(false)
-        let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(max(0.001, timeout) * 1e9))
-            if !Task.isCancelled {
-                timedOut.set(true)
-                stream.cancel()
+        defer { stream.cancel() }
+        // Any Double: next(timeout:) clamps huge values (B3) and returns at once when cancelled.
+        guard let frame = await stream.next(timeout: max(0.001, timeout)) else {
+            if let reason = stream.endReason { throw reason }
+            if stream.isFinished || Task.isCancelled {
+                throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for \(purpose)")
             }
-        }
-        var iterator = stream.makeAsyncIterator()
-        let frame = await iterator.next()
-        timer.cancel()
-        stream.cancel()
-        guard let frame else {
-            if timedOut.value {
-                throw CameraError.timeout("no frame from \(mediaName) within \(timeout) s for \(purpose) (status \(currentState.status))")
-            }
-            throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for \(purpose)")
+            throw CameraError.timeout("no frame from \(mediaName) within \(timeout) s for \(purpose) (status \(currentState.status))")
         }
         return frame
     }

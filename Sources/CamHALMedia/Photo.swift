@@ -43,7 +43,8 @@ public struct PhotoSettings: Sendable, Hashable {
         guard [0, 90, 180, 270].contains(rotationDegrees) else {
             throw CameraError.invalidArgument(name: "rotationDegrees", value: "\(rotationDegrees)", reason: "must be 0, 90, 180 or 270")
         }
-        guard timeout.isFinite, timeout > 0 else {
+        // B3: any positive Double, huge or infinite ones clamped when waited for.
+        guard try Seconds.validated(timeout, name: "timeout") > 0 else {
             throw CameraError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be a positive number of seconds")
         }
     }

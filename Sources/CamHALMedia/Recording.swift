@@ -238,7 +238,7 @@ public final class Recording: @unchecked Sendable {
     static func firstFrame(of stream: FrameStream, timeout: Double, camera: String) async throws(CameraError) -> Frame {
         let timedOut = Locked(false)
         let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(max(0.001, timeout) * 1e9))
+            try? await Seconds.sleep(max(0.001, timeout))
             if !Task.isCancelled {
                 timedOut.set(true)
                 stream.cancel()

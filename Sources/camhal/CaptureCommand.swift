@@ -49,7 +49,8 @@ enum CaptureCommand {
             try await MediaSupport.waitUntilStreaming(camera)
             if let z = try a.double("zoom") {
                 camera.setZoomRatio(z)
-                try await Task.sleep(nanoseconds: 150_000_000)  // let a frame with the new crop arrive
+                // M2: wait for a frame taken with the new zoom, not for a guessed time.
+                _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: 10)
             }
             let started = Date()
             let photo = try await camera.capturePhoto(to: url, settings: settings)

@@ -67,7 +67,7 @@ enum RecordCommand {
             return s
         }
         let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(duration * 1e9))
+            try? await Seconds.sleep(duration)  // any length: clamped, never a trap (B3)
             recording.stop()
         }
         var status: Int32 = 0

@@ -1,0 +1,172 @@
+import CamHAL
+import Foundation
+
+/// Frame delivery: R5 (drops and timestamps), R6 (stream ends, fan-out, cancellation).
+let frameDeliveryArea = Area(name: "Frame delivery", checks: [
+    // R5a: frames the driver drops (sequence gaps) are counted and reported as a framesDropped
+    // warning on a running snapshot. Catches: the declared warning never emitted.
+    Check("R5a", "driver drops are counted and reported") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to make a real driver drop frames on demand") }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        hooks.inject(.dropFrames(count: 7), deviceID: ctx.device.id)
+        guard let s = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "framesDropped" }) else {
+            throw CheckFailure(reason: "no framesDropped warning; statistics \(cam.frameStatistics)")
+        }
+        try expect(s.status == .running && s.error == nil, "drop report on \(s)")
+        guard case .framesDropped(let n)? = s.warning, n >= 7 else { throw CheckFailure(reason: "warning \(String(describing: s.warning))") }
+        try expect(cam.frameStatistics.droppedByDriver >= 7, "statistics \(cam.frameStatistics)")
+        return .ok
+    },
+    // R5b: a driver timestamp wrap never goes backwards to the app; the raw value stays readable.
+    // Catches: vivid's wrap_timestamp reaching the app as a jump back in time.
+    Check("R5b", "timestamps stay monotonic across a driver wrap") { ctx in
+        guard let hooks = ctx.hooks else { return .skip("no way to wrap a real driver's timestamps from a test") }
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 8))
+        try await ctx.startAndWaitForPreview(cam)
+        guard var last = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "no frame") }
+        hooks.inject(.timestampWrap(seconds: 500), deviceID: ctx.device.id)
+        var wrapped = false
+        for _ in 0..<10 {
+            guard let f = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "frames stopped") }
+            try expect(f.timestamp > last.timestamp, "timestamp \(last.timestamp) then \(f.timestamp)")
+            if f.metadata.driverTimestamp < last.metadata.driverTimestamp { wrapped = true }
+            last = f
+        }
+        try expect(wrapped, "the injected wrap never showed in driverTimestamp")
+        return .ok
+    },
+    // R5c: on any device, 30 frames have increasing timestamps and sequence numbers, and the drop
+    // counters agree with the sequence gaps seen by a blocking consumer. Catches: gaps that
+    // are neither counted nor reported.
+    Check("R5c", "sequence gaps are counted as driver drops") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 8))
+        try await ctx.startAndWaitForPreview(cam)
+        let frames = await collectFrames(stream, count: 30, timeout: ctx.timeout(20))
+        try expect(frames.count == 30, "got \(frames.count) of 30 frames")
+        var gaps = 0
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            try expect(b.timestamp > a.timestamp && b.sequence > a.sequence, "#\(a.sequence) t=\(a.timestamp) then #\(b.sequence) t=\(b.timestamp)")
+            gaps += Int(b.sequence - a.sequence - 1)
+        }
+        let counted = cam.frameStatistics.droppedByDriver
+        try expect(counted >= gaps, "saw \(gaps) frames missing from the sequence, counted \(counted)")
+        return .ok
+    },
+    // R6a: a failed session ends every frame stream at once, and the stream says why. Catches:
+    // `for await frame in camera.frames()` waiting forever after a disconnect or a busy device.
+    Check("R6a", "a fatal error ends every frame stream with the reason") { ctx in
+        let cam = ctx.openCamera()
+        let streams = [cam.frames(), cam.frames(policy: .block(capacity: 2))]
+        let expected: String
+        if let hooks = ctx.hooks {
+            try await ctx.startAndWaitForPreview(cam)
+            hooks.inject(.disconnect, deviceID: ctx.device.id)
+            expected = "disconnected"
+        } else if ctx.device.isExclusive {
+            let holder = ctx.openCamera()
+            try await ctx.startAndWaitForPreview(holder)
+            cam.start()  // busy: the holder streams the device
+            expected = "busy"
+        } else {
+            return .notSupported("a shared source cannot be made to fail from a test")
+        }
+        for stream in streams {
+            let ended = await endsWithin(stream, seconds: ctx.timeout(5))
+            try expect(ended, "a frame stream was still open; session \(cam.currentState)")
+            try expect(stream.endReason?.code == expected, "stream end reason \(String(describing: stream.endReason)), expected \(expected)")
+        }
+        // A stream asked for after the failure (no start pending) ends at once as well.
+        let late = cam.frames()
+        try expect(await endsWithin(late, seconds: ctx.timeout(2)), "a stream made after the failure stayed open")
+        try expect(late.endReason?.code == expected, "late stream end reason \(String(describing: late.endReason))")
+        return .ok
+    },
+    // R6b: each frames() call is its own stream with its own policy: a slow keepOnlyLatest
+    // consumer beside a blocking one, both get frames and only the first drops. Catches: one
+    // waiter slot shared by every consumer.
+    Check("R6b", "fan-out: every stream gets frames under its own policy") { ctx in
+        let cam = ctx.openCamera()
+        let latest = cam.frames(policy: .keepOnlyLatest), queued = cam.frames(policy: .block(capacity: 3))
+        try await ctx.startAndWaitForPreview(cam)
+        async let a = collectFrames(queued, count: 8, timeout: ctx.timeout(15))
+        var slow = 0
+        while slow < 2, await latest.next(timeout: ctx.timeout(5)) != nil {
+            slow += 1
+            try await Task.sleep(nanoseconds: UInt64(4 / max(1, cam.streamFormat?.frameRate ?? 30) * 1e9))  // a slow consumer, on purpose
+        }
+        let fast = await a
+        try expect(fast.count == 8 && slow == 2, "blocking stream got \(fast.count) of 8, keepOnlyLatest \(slow) of 2")
+        try expect(queued.droppedFrames == 0, "blocking stream dropped \(queued.droppedFrames)")
+        return .ok
+    },
+    // R6c: two iterators of one stream share it; neither is left waiting. Catches: a second
+    // iterator silently taking over the only waiter slot, the first hanging forever.
+    Check("R6c", "two iterators of one stream both get frames") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames(policy: .block(capacity: 4))
+        try await ctx.startAndWaitForPreview(cam)
+        let limit = ctx.timeout(10)
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    var n = 0
+                    while n < 3, await stream.next(timeout: limit) != nil { n += 1 }
+                    return n
+                }
+            }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        try expect(counts == [3, 3], "iterators got \(counts) frames")
+        return .ok
+    },
+    // R6d: every wait honours task cancellation at once: next(timeout:) returns nil and leaves
+    // the stream open; a cancelled for-await loop ends. Catches: a wait that sleeps out its timeout.
+    Check("R6d", "waits end at once when their task is cancelled") { ctx in
+        let cam = ctx.openCamera()
+        let stream = cam.frames()
+        // Not started: no frame can come, so only cancellation can end these waits.
+        let timed = Task { await stream.next(timeout: 3600) == nil }
+        let looped = Task { () -> Bool in
+            for await _ in stream {}
+            return true
+        }
+        timed.cancel()
+        guard let t = await valueWithin(timed, seconds: ctx.timeout(2)) else { throw CheckFailure(reason: "next(timeout:) ignored cancellation") }
+        try expect(t, "cancelled next(timeout:) returned a frame")
+        try expect(!stream.isFinished, "cancelling next(timeout:) ended the stream")
+        looped.cancel()
+        try expect(await valueWithin(looped, seconds: ctx.timeout(2)) == true, "cancelled for-await loop did not end")
+        return .ok
+    },
+])
+
+/// Whether `stream` ends (a for-await loop finishes) within `seconds`.
+func endsWithin(_ stream: FrameStream, seconds: Double) async -> Bool {
+    let loop = Task { () -> Bool in
+        for await _ in stream {}
+        return true
+    }
+    let ended = await valueWithin(loop, seconds: seconds) ?? false
+    loop.cancel()
+    return ended
+}
+
+/// The task's value, or nil when it is not done within `seconds` (a guard against a hang).
+func valueWithin<T: Sendable>(_ task: Task<T, Never>, seconds: Double) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await task.value }
+        group.addTask {
+            try? await Seconds.sleep(seconds)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        if first == nil { task.cancel() }  // so the group can finish if the task honours cancellation
+        return first
+    }
+}

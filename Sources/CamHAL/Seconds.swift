@@ -1,0 +1,40 @@
+import Dispatch
+
+/// The one place a duration or timeout given as a `Double` of seconds becomes something a clock
+/// can wait for (B1, docs/CONTRACT.md). Every Double is accepted: NaN is refused with an error
+/// naming the value, negative values mean zero, and huge finite or infinite values are clamped to
+/// `maximum`, so converting to nanoseconds or a `DispatchTime` can never overflow and trap.
+public enum Seconds {
+    /// The longest wait CamHAL schedules: about 31 years, far below UInt64 nanoseconds' limit.
+    public static let maximum: Double = 1e9
+
+    /// `value` clamped to 0...maximum; NaN throws `invalidArgument` naming `name`.
+    public static func validated(_ value: Double, name: String) throws(CameraError) -> Double {
+        guard !value.isNaN else {
+            throw CameraError.invalidArgument(name: name, value: "\(value)", reason: "must be a number of seconds")
+        }
+        return clamped(value)
+    }
+
+    /// `value` clamped to 0...maximum, NaN treated as zero (for values already validated, or
+    /// internal ones where zero is the safe reading).
+    public static func clamped(_ value: Double) -> Double {
+        guard !value.isNaN else { return 0 }
+        return min(max(value, 0), maximum)
+    }
+
+    /// `seconds` as nanoseconds for `Task.sleep`, never trapping.
+    public static func nanoseconds(_ seconds: Double) -> UInt64 {
+        UInt64(clamped(seconds) * 1e9)
+    }
+
+    /// The dispatch time `seconds` from now, never trapping.
+    public static func deadline(_ seconds: Double) -> DispatchTime {
+        .now() + .nanoseconds(Int(nanoseconds(seconds)))
+    }
+
+    /// Sleeps for `seconds` (clamped); returns early, throwing `CancellationError`, when cancelled.
+    public static func sleep(_ seconds: Double) async throws {
+        try await Task.sleep(nanoseconds: nanoseconds(seconds))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import CamHAL
+
+/// The session logic that is already a pure value, tested alone: no threads, no sleeps, no clock
+/// but the one passed in.
+@Suite("Pure session logic (Q1, R5)")
+struct PureSessionLogicTests {
+    // Q1: one pending change per kind, latest wins, in call order; one drain per batch.
+    @Test func pendingChangesCoalescePerKindInCallOrder() {
+        var p = Camera.Pending()
+        let r1 = p.add(.zoomRatio(2))  // the first change schedules a drain
+        #expect(r1)
+        let later = [p.add(.torch(true)), p.add(.linearZoom(0.5)), p.add(.zoomRatio(3))]  // one zoom input (Z1)
+        #expect(later == [false, false, false])
+        for i in 0..<10_000 { _ = p.add(.torch(i % 2 == 0)) }
+        #expect(p.peakDepth == 2)
+        let (changes, generation) = p.take()
+        #expect(generation == 10_004)
+        guard changes.count == 2, case .zoomRatio(3) = changes[0], case .torch(false) = changes[1] else {
+            Issue.record("took \(changes)")
+            return
+        }
+        let r2 = p.add(.facing(.front))  // taken: the next change schedules a new drain
+        #expect(r2)
+    }
+
+    @Test func everyZoomInputIsOneKind() {
+        let zooms: [Camera.Change] = [.zoomRatio(1), .linearZoom(0), .ramp(to: 2, seconds: 1)]
+        #expect(Set(zooms.map(\.kind)).count == 1)
+        let others: [Camera.Change] = [
+            .torch(true), .focusMode(.auto), .focusPoint(NormalizedPoint(x: 0, y: 0)), .lensSelection(.automatic),
+            .facing(.back), .rejected(name: "x", value: "nan"),
+        ]
+        #expect(Set(others.map(\.kind)).count == others.count && !others.map(\.kind).contains(zooms[0].kind))
+    }
+
+    // R5: gaps counted, a report at most once per interval with the count since the last one.
+    @Test func timelineCountsGapsAndRateLimitsReports() {
+        var t = FrameTimeline()
+        let t0 = Date(timeIntervalSince1970: 1000)
+        let r3 = t.frame(sequence: 1, after: nil, timestamp: 10, interval: 0.1, now: t0).report
+        #expect(r3 == 0)
+        let r4 = t.frame(sequence: 5, after: 1, timestamp: 10.4, interval: 0.1, now: t0).report
+        #expect(r4 == 3)
+        let r5 = t.frame(sequence: 8, after: 5, timestamp: 10.7, interval: 0.1, now: t0.addingTimeInterval(0.5)).report
+        #expect(r5 == 0)
+        t.backpressureDropped(4, warn: false)
+        t.backpressureDropped(1, warn: true)
+        let later = t.frame(sequence: 9, after: 8, timestamp: 10.8, interval: 0.1, now: t0.addingTimeInterval(1.01))
+        #expect(later.report == 3)  // 2 from the second gap, 1 from the blocking stream
+        #expect(t.droppedByDriver == 5 && t.droppedByBackpressure == 5 && t.unreported == 0)
+    }
+
+    // R5: a timestamp wrap continues one interval after the last timestamp, then advances as the
+    // driver's clock does; the first binding frame never needs smoothing.
+    @Test func timelineKeepsTimestampsMonotonicAcrossAWrap() {
+        var t = FrameTimeline()
+        let now = Date()
+        let r6 = t.frame(sequence: 1, after: nil, timestamp: 100, interval: 0.5, now: now).timestamp
+        #expect(r6 == 100)
+        let r7 = t.frame(sequence: 2, after: 1, timestamp: 100.5, interval: 0.5, now: now).timestamp
+        #expect(r7 == 100.5)
+        let r8 = t.frame(sequence: 3, after: 2, timestamp: 0.25, interval: 0.5, now: now).timestamp  // wrapped
+        #expect(r8 == 101)
+        let r9 = t.frame(sequence: 4, after: 3, timestamp: 0.75, interval: 0.5, now: now).timestamp
+        #expect(r9 == 101.5)
+        let r10 = t.frame(sequence: 5, after: 4, timestamp: 0.75, interval: 0.5, now: now).timestamp  // repeated
+        #expect(r10 == 102)
+        let r11 = t.frame(sequence: 1, after: nil, timestamp: 1.75, interval: 0.5, now: now).timestamp  // a rebind
+        #expect(r11 == 103)  // the driver clock went on 1 s; the offset stays
+    }
+}
