@@ -16,7 +16,7 @@ let badInputArea = Area(name: "Bad input", checks: [
         cam.rampZoomRatio(.nan, durationMs: 100)
         try await ctx.settle(cam)
         _ = await rec.wait(timeout: ctx.timeout(2), after: mark) { $0.warning != nil }
-        let s = cam.currentState
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running && s.zoomRatio == before, "after NaN: \(s)")
         guard case .invalidArgument(let name, let value)? = s.warning else { throw CheckFailure(reason: "no warning: \(s)") }
         try expect(name == "zoomRatio" && value == "nan", "warning names \(name)=\(value)")
@@ -58,7 +58,7 @@ let badInputArea = Area(name: "Bad input", checks: [
         cam.rampZoomRatio(1, durationMs: .nan)
         cam.rampZoomRatio(1, durationMs: .infinity)
         try await ctx.settle(cam)
-        let s = cam.currentState
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running && close(s.zoomRatio, 2), "NaN/inf duration changed the zoom: \(s)")
         try expect(s.warning == .invalidArgument(name: "durationMs", value: "inf"), "warning \(String(describing: s.warning))")
         return .ok
@@ -67,11 +67,12 @@ let badInputArea = Area(name: "Bad input", checks: [
     // NaN coordinates sent to a driver.
     Check("B1d", "NaN focus point is rejected") { ctx in
         let cam = ctx.openCamera()
-        try await ctx.startAndWaitForPreview(cam)
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let before = ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id)
         cam.setFocusPoint(NormalizedPoint(x: .nan, y: 0.5))
         try await ctx.settle(cam)
-        let s = cam.currentState
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running, "state \(s)")
         guard case .invalidArgument(let name, _)? = s.warning, name == "focusPoint" else { throw CheckFailure(reason: "warning \(String(describing: s.warning))") }
         try expect(ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id) == before, "NaN point reached the device")

@@ -101,6 +101,14 @@ public final class StateRecorder: @unchecked Sendable {
         return await wait(timeout: timeout, after: index) { $0.sequence > starting.sequence && $0.status == .running && predicate($0) }
     }
 
+    /// The newest recorded transition (not a dropped-frames report, R5) once the recorder has
+    /// caught up with `camera`'s current snapshot.
+    public func lastTransition(of camera: any CameraDevice, timeout: Double) async -> CameraState? {
+        let current = camera.currentState.sequence
+        _ = await wait(timeout: timeout) { $0.sequence >= current }
+        return all.last(where: isTransition)
+    }
+
     /// Waits until the recorder has seen `count` snapshots in total.
     public func waitForCount(_ count: Int, timeout: Double) async -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
