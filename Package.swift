@@ -38,6 +38,8 @@ let package = Package(
             providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CamHALPipeWireShim", dependencies: ["CPipeWire"], path: "Backends/PipeWire/Shim"),
         .target(name: "CamHALPipeWire", dependencies: ["CamHAL", "CamHALPipeWireShim"], path: "Backends/PipeWire/Sources"),
+        // A PipeWire camera node for the tests and benchmarks (scripts/pipewire-session camera).
+        .executableTarget(name: "camhal-pw-testcam", dependencies: ["CPipeWire"], path: "Tests/PipeWireTestCamera"),
         .target(
             name: "CamHALBackends",
             dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera", "CamHALPipeWire", "CamHALGStreamer"],
@@ -76,7 +78,7 @@ let package = Package(
             path: "Tests/ConformanceTests"),
         .testTarget(
             name: "PipeWireTests",
-            dependencies: ["CamHAL", "CamHALPipeWire", "CamHALConformance"],
+            dependencies: ["CamHAL", "CamHALPipeWire", "CamHALConformance", "camhal-pw-testcam"],
             path: "Tests/PipeWireTests"),
         .testTarget(
             name: "LibCameraTests",

@@ -4,7 +4,7 @@ import Testing
 
 /// A private headless PipeWire session for one test or suite (`scripts/pipewire-session`): a
 /// session bus, pipewire and wireplumber in their own runtime directory, plus test camera nodes
-/// (videotestsrc through pipewiresink). Stopped, and its directory removed, when deallocated.
+/// (`camhal-pw-testcam`, built with the tests). Stopped, and its directory removed, when deallocated.
 /// The backend reaches it through its socket path, so the user's own session is never touched.
 final class PipeWireSession: @unchecked Sendable {
     let directory: String
@@ -16,12 +16,16 @@ final class PipeWireSession: @unchecked Sendable {
         .appendingPathComponent("scripts/pipewire-session").path
 
     /// Whether the tools the session needs are installed (scripts/bootstrap installs them).
-    static let toolsPresent: Bool = ["pipewire", "wireplumber", "dbus-daemon", "pw-cli", "gst-launch-1.0"].allSatisfy { tool in
+    static let toolsPresent: Bool = ["pipewire", "wireplumber", "dbus-daemon", "pw-cli"].allSatisfy { tool in
         (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
             FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
         }
     }
-    static let skipReason: Comment = "needs pipewire, wireplumber, dbus-daemon, pw-cli and gst-launch-1.0 with pipewiresink (scripts/bootstrap)"
+    static let skipReason: Comment = "needs pipewire, wireplumber, dbus-daemon and pw-cli (scripts/bootstrap)"
+
+    /// The test camera producer, built next to the test bundle (the test target depends on it).
+    static let producer: String = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("camhal-pw-testcam").path
 
     /// Starts the daemons (about half a second). Throws with the script's message when they do not
     /// come up. The session also stops itself when this process exits.
@@ -42,9 +46,10 @@ final class PipeWireSession: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Adds a test camera node `name` (a live SMPTE videotestsrc) and waits until it is in the graph.
-    func addCamera(_ name: String, size: String = "640x480", format: String = "YUY2", fps: Int = 30) throws {
-        try Self.run(["camera", directory, name, size, format, String(fps)])
+    /// Adds a test camera node `name` (`camhal-pw-testcam`: YUY2/NV12 at 640x480, 320x240 and
+    /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph.
+    func addCamera(_ name: String) throws {
+        try Self.run(["camera", directory, name, Self.producer])
     }
 
     /// SIGKILLs one of the session's processes (`pipewire`, `wireplumber`, `camera-<name>`).
@@ -129,7 +134,7 @@ func collect(_ stream: FrameStream, count: Int, timeout: Double = 10) async -> [
             for await f in stream {
                 let plane = f.planes[0]
                 let y = f.height / 4
-                let step = f.format == .yuyv ? 2 : 1
+                let step = f.format == .yuyv ? 2 : 1  // NV12: the luma plane
                 let row = (0..<f.width).map { plane.baseAddress.load(fromByteOffset: y * plane.bytesPerRow + $0 * step, as: UInt8.self) }
                 out.append(Seen(sequence: f.sequence, timestamp: f.timestamp, width: f.width, height: f.height, format: f.format, row: row))
                 if out.count >= count { break }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pipewire/pipewire.h>
@@ -17,6 +18,12 @@
 #include <spa/buffer/meta.h>
 #include <spa/utils/result.h>
 #include <spa/debug/types.h>
+
+// MARK: - Live objects
+
+static int live_objects;
+int camhal_pw_live_objects(void) { return __atomic_load_n(&live_objects, __ATOMIC_SEQ_CST); }
+static void live(int delta) { __atomic_add_fetch(&live_objects, delta, __ATOMIC_SEQ_CST); }
 
 // MARK: - Properties
 
@@ -225,17 +232,19 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     *error = NULL;
     camhal_pw_conn *c = calloc(1, sizeof(*c));
     if (!c) { *error = strdup("out of memory"); return NULL; }
+    live(1);
     spa_list_init(&c->nodes);
     spa_list_init(&c->events);
     c->target_id = SPA_ID_INVALID;
     c->done_seq = -1;
     c->loop = pw_thread_loop_new("camhal-pipewire", NULL);
-    if (!c->loop) { *error = strdup("pw_thread_loop_new failed"); free(c); return NULL; }
+    if (!c->loop) { *error = strdup("pw_thread_loop_new failed"); free(c); live(-1); return NULL; }
     c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), NULL, 0);
     if (!c->context) {
         *error = strdup("pw_context_new failed");
         pw_thread_loop_destroy(c->loop);
         free(c);
+        live(-1);
         return NULL;
     }
     if (pw_thread_loop_start(c->loop) < 0) {
@@ -243,6 +252,7 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
         pw_context_destroy(c->context);
         pw_thread_loop_destroy(c->loop);
         free(c);
+        live(-1);
         return NULL;
     }
     pw_thread_loop_lock(c->loop);
@@ -299,6 +309,7 @@ void camhal_pw_conn_free(camhal_pw_conn *c) {
     }
     free(c->lost_reason);
     free(c);
+    live(-1);
 }
 
 int camhal_pw_conn_lost(camhal_pw_conn *c, const char **reason) {
@@ -510,6 +521,7 @@ static void buf_unref(struct buf *b) {
     if (--b->refs > 0) return;
     for (uint32_t i = 0; i < b->n; i++) if (b->map[i]) munmap(b->map[i], b->map_len[i]);
     free(b);
+    live(-1);
 }
 
 #define READY_MAX 2
@@ -526,16 +538,58 @@ struct camhal_pw_stream {
     char *error;
     struct buf *ready[READY_MAX];
     int n_ready;
+    /// Every buffer PipeWire gave the stream and has not removed (dropped at teardown when
+    /// pw_stream_destroy does not report them removed).
+    struct buf *all[64];
+    int n_all;
     /// Guards `outstanding` and `torn_down` (never taken by the loop thread).
     pthread_mutex_t mutex;
     int outstanding;
     int torn_down;
 };
 
+/// The file offset `ptr` has in the mapping that contains it (from /proc/self/maps), or -1.
+static off_t file_offset_of(const void *ptr) {
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return -1;
+    char line[512];
+    off_t out = -1;
+    uintptr_t p = (uintptr_t)ptr;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long start, end, offset;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &offset) != 4) continue;
+        if (p >= start && p < end) { out = (off_t)(offset + (p - start)); break; }
+    }
+    fclose(f);
+    return out;
+}
+
+/// Maps, independently of PipeWire, the part of the shared memory block that holds `ptr` (a
+/// MemPtr buffer's data lives in a memfd block of the connection's pool), so a frame the app still
+/// holds stays readable when PipeWire unmaps the buffer (node removed, stream closed). Returns the
+/// address of `ptr` in our mapping, or NULL when the block cannot be found.
+static uint8_t *map_block_of(struct pw_core *core, void *ptr, size_t length, void **map, size_t *map_len) {
+    struct pw_mempool *pool = pw_core_get_mempool(core);
+    struct pw_memblock *block = pool ? pw_mempool_find_ptr(pool, ptr) : NULL;
+    if (!block || block->fd < 0) return NULL;
+    off_t offset = file_offset_of(ptr);
+    if (offset < 0) return NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    off_t aligned = offset & ~(off_t)(page - 1);
+    size_t delta = (size_t)(offset - aligned);
+    void *m = mmap(NULL, length + delta, PROT_READ, MAP_SHARED, block->fd, aligned);
+    if (m == MAP_FAILED) return NULL;
+    *map = m;
+    *map_len = length + delta;
+    return (uint8_t *)m + delta;
+}
+
 static void on_add_buffer(void *data, struct pw_buffer *pwb) {
-    (void)data;
+    camhal_pw_stream *s = data;
     struct buf *b = calloc(1, sizeof(*b));
     if (!b) return;
+    live(1);
     b->pwb = pwb;
     b->refs = 1;
     b->in_pw = 1;
@@ -556,11 +610,14 @@ static void on_add_buffer(void *data, struct pw_buffer *pwb) {
                 b->map_len[i] = len;
                 b->base[i] = (uint8_t *)m + delta;
             }
-        } else if (d->type == SPA_DATA_MemPtr) {
-            b->base[i] = d->data;
+        } else if (d->type == SPA_DATA_MemPtr && d->data) {
+            // Data inside the connection's shared memory: mapped again here for the same reason.
+            b->base[i] = map_block_of(s->conn->core, d->data, d->maxsize, &b->map[i], &b->map_len[i]);
+            if (!b->base[i]) b->base[i] = d->data;  // PipeWire's mapping: valid while it has the buffer
         }
     }
     pwb->user_data = b;
+    if (s->n_all < (int)SPA_N_ELEMENTS(s->all)) s->all[s->n_all++] = b;
 }
 
 static void drop_ready(camhal_pw_stream *s, struct buf *b) {
@@ -577,6 +634,7 @@ static void on_remove_buffer(void *data, struct pw_buffer *pwb) {
     struct buf *b = pwb->user_data;
     if (!b) return;
     drop_ready(s, b);
+    for (int i = 0; i < s->n_all; i++) if (s->all[i] == b) { s->all[i] = s->all[--s->n_all]; break; }
     b->in_pw = 0;
     pwb->user_data = NULL;
     buf_unref(b);
@@ -647,7 +705,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     const struct spa_pod *params[2];
     params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
         SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(8, 2, 16),
-        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_DmaBuf)));
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_DmaBuf)));
     params[1] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
         SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
         SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
@@ -669,9 +727,15 @@ static void stream_teardown(camhal_pw_stream *s) {
     pw_thread_loop_stop(c->loop);
     if (s->stream) {
         spa_hook_remove(&s->listener);
-        pw_stream_destroy(s->stream);  // remove_buffer for each buffer: held ones keep their mapping
+        pw_stream_destroy(s->stream);
         s->stream = NULL;
     }
+    // PipeWire's reference on the buffers it did not report removed; held ones keep their mapping.
+    for (int i = 0; i < s->n_all; i++) {
+        s->all[i]->in_pw = 0;
+        buf_unref(s->all[i]);
+    }
+    s->n_all = 0;
     camhal_pw_conn_free(c);
     s->conn = NULL;
 }
@@ -680,6 +744,7 @@ static void stream_free_struct(camhal_pw_stream *s) {
     pthread_mutex_destroy(&s->mutex);
     free(s->error);
     free(s);
+    live(-1);
 }
 
 camhal_pw_stream *camhal_pw_stream_new(int fd, const char *remote, uint64_t target_serial,
@@ -691,6 +756,7 @@ camhal_pw_stream *camhal_pw_stream_new(int fd, const char *remote, uint64_t targ
     if (!c) { *error_kind = 2; return NULL; }
     camhal_pw_stream *s = calloc(1, sizeof(*s));
     if (!s) { camhal_pw_conn_free(c); *error = strdup("out of memory"); return NULL; }
+    live(1);
     s->conn = c;
     pthread_mutex_init(&s->mutex, NULL);
 

@@ -37,6 +37,10 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
         self.timeout = timeout
     }
 
+    /// PipeWire connections, streams and mapped buffers alive in this process; back to its
+    /// former value once every session is stopped and every frame released (for leak checks).
+    public static var liveNativeObjects: Int { Int(camhal_pw_live_objects()) }
+
     var timeoutMilliseconds: Int32 { Int32(max(0.1, timeout) * 1000) }
 
     public func availability() -> BackendAvailability {

@@ -48,6 +48,9 @@ void camhal_pw_props_free(camhal_pw_props *p);
 /// One connection to a PipeWire daemon with its registry of Video/Source nodes.
 typedef struct camhal_pw_conn camhal_pw_conn;
 
+/// Connections, streams and mapped buffers alive in this process (for leak tests).
+int camhal_pw_live_objects(void);
+
 /// Initializes libpipewire once per process.
 void camhal_pw_init(void);
 
