@@ -116,7 +116,7 @@ static void on_param_changed(void *userdata, uint32_t id, const struct spa_pod *
     const struct spa_pod *params[2];
     uint32_t size = d->format.format == SPA_VIDEO_FORMAT_NV12 ? d->stride * h + d->stride * ((h + 1) / 2) : d->stride * h;
     params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
-        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(8, 2, 16),
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(16, 2, 32),
         SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
         SPA_PARAM_BUFFERS_size, SPA_POD_Int(size),
         SPA_PARAM_BUFFERS_stride, SPA_POD_Int(d->stride),
