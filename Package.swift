@@ -78,7 +78,7 @@ let package = Package(
             path: "Tests/ConformanceTests"),
         .testTarget(
             name: "PipeWireTests",
-            dependencies: ["CamHAL", "CamHALPipeWire", "CamHALConformance", "camhal-pw-testcam"],
+            dependencies: ["CamHAL", "CamHALPipeWire", "camhal-pw-testcam", "camhal"],
             path: "Tests/PipeWireTests"),
         .testTarget(
             name: "LibCameraTests",

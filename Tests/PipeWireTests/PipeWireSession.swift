@@ -24,8 +24,7 @@ final class PipeWireSession: @unchecked Sendable {
     static let skipReason: Comment = "needs pipewire, wireplumber, dbus-daemon and pw-cli (scripts/bootstrap)"
 
     /// The test camera producer, built next to the test bundle (the test target depends on it).
-    static let producer: String = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        .appendingPathComponent("camhal-pw-testcam").path
+    static let producer = builtTool("camhal-pw-testcam")
 
     /// Starts the daemons (about half a second). Throws with the script's message when they do not
     /// come up. The session also stops itself when this process exits.
@@ -67,27 +66,41 @@ final class PipeWireSession: @unchecked Sendable {
         try? Self.run(["stop", directory])
     }
 
-    /// Runs the script and waits for it (posix_spawn and waitpid: Foundation's `Process` can miss
-    /// the exit of a child whose own children outlive it). Its stderr goes to a file in the
-    /// session directory and becomes the error message on failure.
+    /// Runs the script and waits for it; its stderr becomes the error message on failure.
     static func run(_ arguments: [String]) throws {
         let errorFile = (arguments.count > 1 ? arguments[1] : NSTemporaryDirectory()) + "/.script-stderr"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([script] + arguments).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
-        let r = posix_spawn(&pid, script, &actions, nil, argv, environ)
-        guard r == 0 else { throw SessionError("cannot run \(script): \(String(cString: strerror(r)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = try spawnAndWait(script, arguments, stdout: "/dev/null", stderr: errorFile)
         guard status == 0 else {
             let message = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
             throw SessionError("pipewire-session \(arguments.joined(separator: " ")) failed (status \(status)): \(message)")
         }
+    }
+
+    /// Runs `path` with `arguments` (and `environment` added to this process's), its output in
+    /// files, and returns its wait status. posix_spawn and waitpid: Foundation's `Process` can miss
+    /// the exit of a child whose own children outlive it.
+    static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String] = [:], stdout: String, stderr: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for a in argv + envp { free(a) } }
+        var pid: pid_t = 0
+        let r = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard r == 0 else { throw SessionError("cannot run \(path): \(String(cString: strerror(r)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// A tool built next to the test bundle (`camhal`, `camhal-pw-testcam`).
+    static func builtTool(_ name: String) -> String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path
     }
 }
 

@@ -677,26 +677,23 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     if (spa_format_parse(param, &media_type, &media_subtype) < 0) return;
     camhal_pw_negotiated g = {0};
     g.subtype = subtype_of(media_subtype);
-    if (media_subtype == SPA_MEDIA_SUBTYPE_raw) {
-        struct spa_video_info_raw info;
-        spa_zero(info);
-        if (spa_format_video_raw_parse(param, &info) < 0) return;
-        g.video_format = info.format;
-        g.width = info.size.width; g.height = info.size.height;
-        g.rate_num = info.framerate.num; g.rate_den = info.framerate.denom;
-    } else if (media_subtype == SPA_MEDIA_SUBTYPE_mjpg) {
-        struct spa_video_info_mjpg info;
-        spa_zero(info);
-        if (spa_format_video_mjpg_parse(param, &info) < 0) return;
-        g.width = info.size.width; g.height = info.size.height;
-        g.rate_num = info.framerate.num; g.rate_den = info.framerate.denom;
-    } else if (media_subtype == SPA_MEDIA_SUBTYPE_h264) {
-        struct spa_video_info_h264 info;
-        spa_zero(info);
-        if (spa_format_video_h264_parse(param, &info) < 0) return;
-        g.width = info.size.width; g.height = info.size.height;
-        g.rate_num = info.framerate.num; g.rate_den = info.framerate.denom;
+    // One parser per subtype; each gives a size and a rate (raw also the pixel format).
+    struct spa_video_info info;
+    spa_zero(info);
+    struct spa_rectangle size = {0, 0};
+    struct spa_fraction rate = {0, 0};
+    if (media_subtype == SPA_MEDIA_SUBTYPE_raw && spa_format_video_raw_parse(param, &info.info.raw) >= 0) {
+        g.video_format = info.info.raw.format;
+        size = info.info.raw.size; rate = info.info.raw.framerate;
+    } else if (media_subtype == SPA_MEDIA_SUBTYPE_mjpg && spa_format_video_mjpg_parse(param, &info.info.mjpg) >= 0) {
+        size = info.info.mjpg.size; rate = info.info.mjpg.framerate;
+    } else if (media_subtype == SPA_MEDIA_SUBTYPE_h264 && spa_format_video_h264_parse(param, &info.info.h264) >= 0) {
+        size = info.info.h264.size; rate = info.info.h264.framerate;
+    } else {
+        return;
     }
+    g.width = size.width; g.height = size.height;
+    g.rate_num = rate.num; g.rate_den = rate.denom;
     s->got = g;
     s->negotiated = 1;
 

@@ -110,20 +110,14 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
         guard let chosen = request.stream.choose(from: request.device.formats) else {
             throw .configurationFailed("no format of \(id) matches \(request.stream)")
         }
-        let rate: Double = {
-            guard !chosen.frameRates.isEmpty else { return 0 }
-            if let want = request.stream.frameRate {
-                return chosen.frameRates.min { abs($0 - want) < abs($1 - want) } ?? chosen.frameRates[0]
-            }
-            return chosen.frameRates[0]
-        }()
+        let rate = request.stream.frameRate(in: chosen)
         return try PipeWireBinding(
             deviceID: id, serial: serial, remote: remote, pixelFormat: chosen.pixelFormat, size: chosen.size,
             frameRate: rate, timeoutMilliseconds: timeoutMilliseconds, sink: sink)
     }
 
     public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {
-        PipeWireDeviceWatch(backend: self, handler: handler)
+        PipeWireDeviceWatch.start(backend: self, handler: handler)
     }
 
     /// Records a node a watch saw appear, so it can be bound without a new listing.

@@ -5,23 +5,18 @@ import Foundation
 /// Hot-plug from the registry: a camera node's global added or removed (D3), on a connection of
 /// its own. When the daemon goes away every listed camera is reported removed, and the watch
 /// reconnects (polling twice a second) so cameras reappear with the daemon.
-final class PipeWireDeviceWatch: DeviceWatch, @unchecked Sendable {
-    private let stopping = Locked(false)
-    private let cancelled = Locked(false)
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) {
+enum PipeWireDeviceWatch {
+    static func start(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) -> ThreadDeviceWatch {
         let remote = backend.remote
         let timeout = backend.timeoutMilliseconds
         // The devices present now are not events; only changes after this call are.
         let initial = Set(((try? backend.devices()) ?? []).map(\.id))
-        let thread = Thread { [stopping, finished] in
-            defer { finished.signal() }
+        return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch") { isCancelled in
             var present = initial
             var connection: PipeWireConnection?
             var nodes: [UInt32: PipeWireNode] = [:]
             func id(of node: PipeWireNode) -> String { PipeWireBackend.deviceID(of: node, among: Array(nodes.values)) }
-            while !stopping.value {
+            while !isCancelled() {
                 guard let c = connection else {
                     guard let c = try? PipeWireConnection(remote: remote, timeoutMilliseconds: timeout) else {
                         // No daemon: none of its cameras is there any more.
@@ -74,15 +69,5 @@ final class PipeWireDeviceWatch: DeviceWatch, @unchecked Sendable {
                 }
             }
         }
-        thread.name = "camhal.pipewire.devicewatch"
-        thread.start()
     }
-
-    func cancel() {
-        guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
-        stopping.set(true)
-        finished.wait()
-    }
-
-    deinit { cancel() }
 }
