@@ -112,6 +112,27 @@ final class BackendTests {
         }
     }
 
+    @Test func twoProcessesStreamOneNodeAtOnce() async throws {
+        // This process streams the node while `camhal bench` streams it from another process.
+        let device = try backend.device(id: "camhal-test")
+        let camera = Camera(backend: backend, device: device)
+        let stream = camera.frames(policy: .keepOnlyLatest)
+        camera.start()
+        let first = await collect(stream, count: 3)
+        let more = camera.frames(policy: .keepOnlyLatest)
+        let output = session.directory + "/bench.out"
+        let status = try PipeWireSession.spawnAndWait(
+            PipeWireSession.builtTool("camhal"),
+            ["bench", "--backend", "pipewire", "--device", "camhal-test", "--frames", "30", "--no-compare"],
+            environment: ["PIPEWIRE_REMOTE": session.remote], stdout: output, stderr: output)
+        let during = await collect(more, count: 3)
+        #expect(camera.currentState.error == nil)
+        await camera.stop()
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(status == 0 && text.contains("30 frames in"), "the other process: \(text)")
+        #expect(first.count == 3 && during.count == 3, "this process: \(first.count) then \(during.count) frames")
+    }
+
     @Test func startStopCyclesLeakNoDescriptors() async throws {
         let device = try backend.device(id: "camhal-test")
         func cycle() async {

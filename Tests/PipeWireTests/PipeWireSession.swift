@@ -139,31 +139,21 @@ struct Seen: Sendable {
     let row: [UInt8]
 }
 
-/// Reads frames until `count` arrived or `timeout` passes.
+/// Reads frames until `count` arrived or `timeout` passes, then cancels the stream.
 func collect(_ stream: FrameStream, count: Int, timeout: Double = 10) async -> [Seen] {
-    await withTaskGroup(of: [Seen].self) { group in
-        group.addTask {
-            var out: [Seen] = []
-            for await f in stream {
-                let plane = f.planes[0]
-                let y = f.height / 4
-                let step = f.format == .yuyv ? 2 : 1  // NV12: the luma plane
-                let row = (0..<f.width).map { plane.baseAddress.load(fromByteOffset: y * plane.bytesPerRow + $0 * step, as: UInt8.self) }
-                out.append(Seen(sequence: f.sequence, timestamp: f.timestamp, width: f.width, height: f.height, format: f.format, row: row))
-                if out.count >= count { break }
-            }
-            return out
-        }
-        group.addTask {
-            try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-            stream.cancel()
-            return []
-        }
-        let first = await group.next() ?? []
-        stream.cancel()
-        group.cancelAll()
-        return first
+    var out: [Seen] = []
+    let deadline = ProcessInfo.processInfo.systemUptime + timeout
+    while out.count < count {
+        let left = deadline - ProcessInfo.processInfo.systemUptime
+        guard left > 0, let f = await stream.next(timeout: left) else { break }
+        let plane = f.planes[0]
+        let y = f.height / 4
+        let step = f.format == .yuyv ? 2 : 1  // NV12: the luma plane
+        let row = (0..<f.width).map { plane.baseAddress.load(fromByteOffset: y * plane.bytesPerRow + $0 * step, as: UInt8.self) }
+        out.append(Seen(sequence: f.sequence, timestamp: f.timestamp, width: f.width, height: f.height, format: f.format, row: row))
     }
+    stream.cancel()
+    return out
 }
 
 /// Device events from a watch, awaited by condition.
