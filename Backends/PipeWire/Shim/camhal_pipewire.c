@@ -265,7 +265,10 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     if (!c->core) {
         int e = errno;
         pw_thread_loop_unlock(c->loop);
-        *error = dup_printf("cannot connect to the PipeWire daemon %s: %s", remote ? remote : "(default remote)", strerror(e));
+        // libpipewire answers EHOSTDOWN when it has no runtime directory to find the socket in.
+        *error = dup_printf(e == EHOSTDOWN ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
+                                           : "cannot connect to the PipeWire daemon %s: %s",
+                            remote ? remote : "(default remote)", strerror(e));
         camhal_pw_conn_free(c);
         return NULL;
     }
