@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CamHALLibCamera", targets: ["CamHALLibCamera"]),
         .library(name: "CamHALGStreamer", targets: ["CamHALGStreamer"]),
         .library(name: "CamHALBackends", targets: ["CamHALBackends"]),
+        .library(name: "CamHALPipeWire", targets: ["CamHALPipeWire"]),
         .library(name: "CamHALV4L2", targets: ["CamHALV4L2"]),
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
@@ -31,9 +32,17 @@ let package = Package(
         .target(name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALLibcameraShim"], path: "Backends/LibCamera/Swift"),
         // GStreamer backend: device providers, test/network/file sources, appsink frames.
         .target(name: "CamHALGStreamer", dependencies: ["CamHAL", "CGStreamer"], path: "Backends/GStreamer"),
+        // PipeWire backend: flags (CPipeWire), a C shim (SPA pods, event tables), the Swift backend.
+        .systemLibrary(
+            name: "CPipeWire", path: "Backends/PipeWire/CPipeWire", pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "CamHALPipeWireShim", dependencies: ["CPipeWire"], path: "Backends/PipeWire/Shim"),
+        .target(name: "CamHALPipeWire", dependencies: ["CamHAL", "CamHALPipeWireShim"], path: "Backends/PipeWire/Sources"),
+        // A PipeWire camera node for the tests and benchmarks (scripts/pipewire-session camera).
+        .executableTarget(name: "camhal-pw-testcam", dependencies: ["CPipeWire"], path: "Tests/PipeWireTestCamera"),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera", "CamHALGStreamer"],
+            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera", "CamHALPipeWire", "CamHALGStreamer"],
             path: "Sources/CamHALBackends"),
         .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
         // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
@@ -67,6 +76,10 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
             path: "Tests/ConformanceTests"),
+        .testTarget(
+            name: "PipeWireTests",
+            dependencies: ["CamHAL", "CamHALPipeWire", "camhal-pw-testcam", "camhal"],
+            path: "Tests/PipeWireTests"),
         .testTarget(
             name: "LibCameraTests",
             dependencies: ["CamHAL", "CamHALLibCamera"],

@@ -110,13 +110,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         guard let chosen = request.stream.choose(from: listed) else {
             throw .configurationFailed("no format of \(id) matches \(request.stream)")
         }
-        let rate: Double = {
-            guard !chosen.frameRates.isEmpty else { return 0 }
-            if let want = request.stream.frameRate {
-                return chosen.frameRates.min { abs($0 - want) < abs($1 - want) } ?? chosen.frameRates[0]
-            }
-            return chosen.frameRates[0]
-        }()
+        let rate = request.stream.frameRate(in: chosen)
         let format = StreamFormat(pixelFormat: chosen.pixelFormat, width: chosen.size.width, height: chosen.size.height, frameRate: rate)
         // libcamera lets a camera be acquired once; a second libcamerasrc on a camera this process
         // already streams hangs in its state change instead of failing (seen with 0.0.3), so the

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Whether a backend can be used on this machine, and if not, why (D1).
 public enum BackendAvailability: Sendable, Hashable, Codable, CustomStringConvertible {
     case available
@@ -56,6 +58,34 @@ extension CameraBackend {
 /// A running hot-plug watch; stops when cancelled or deallocated.
 public protocol DeviceWatch: AnyObject, Sendable {
     func cancel()
+}
+
+/// A device watch that runs `body` on a thread of its own (D3). `body` polls its event source in
+/// short slices and returns once `isCancelled()` is true; `cancel()` (also run on deinit) returns
+/// when it has.
+public final class ThreadDeviceWatch: DeviceWatch, @unchecked Sendable {
+    private let stopping = Locked(false)
+    private let cancelled = Locked(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the thread, named `name`.
+    public init(name: String, _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> Void) {
+        let stopping = self.stopping, finished = self.finished
+        let thread = Thread {
+            defer { finished.signal() }
+            body { stopping.value }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    public func cancel() {
+        guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+        stopping.set(true)
+        finished.wait()
+    }
+
+    deinit { cancel() }
 }
 
 /// What the core asks a backend to bind.

@@ -134,3 +134,28 @@ public struct FrameMetadata: Sendable, Hashable {
         self.generation = generation
     }
 }
+
+extension FramePlane {
+    /// The planes of a frame whose planes are packed one after another in one buffer, as V4L2
+    /// single-planar and PipeWire single-block buffers carry them: NV12/NV21 give the luma plane
+    /// and the interleaved chroma plane, I420 luma, U and V (chroma rows half as long). Packed and
+    /// compressed formats, and a buffer too short for its planes, give `whole` alone.
+    public static func split(_ whole: FramePlane, format: PixelFormat, height: Int) -> [FramePlane] {
+        let bpl = whole.bytesPerRow, base = whole.baseAddress, used = whole.length
+        switch format {
+        case .nv12, .nv21:
+            let y = bpl * height
+            guard used >= y else { return [whole] }
+            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
+                    FramePlane(baseAddress: base + y, length: used - y, bytesPerRow: bpl)]
+        case .i420:
+            let y = bpl * height, c = (bpl / 2) * ((height + 1) / 2)
+            guard used >= y + 2 * c else { return [whole] }
+            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
+                    FramePlane(baseAddress: base + y, length: c, bytesPerRow: bpl / 2),
+                    FramePlane(baseAddress: base + y + c, length: c, bytesPerRow: bpl / 2)]
+        default:
+            return [whole]
+        }
+    }
+}

@@ -58,6 +58,16 @@ public struct StreamRequest: Sendable, Hashable, Codable {
     }
 }
 
+extension StreamRequest {
+    /// The rate to ask for among `format`'s offered rates: the offered rate closest to the
+    /// request, else the highest; 0 when the device does not say.
+    public func frameRate(in format: FormatDescription) -> Double {
+        guard let highest = format.frameRates.first else { return 0 }
+        guard let want = frameRate else { return highest }
+        return format.frameRates.min { abs($0 - want) < abs($1 - want) } ?? highest
+    }
+}
+
 /// The format a binding really streams.
 public struct StreamFormat: Sendable, Hashable, Codable, CustomStringConvertible {
     public var pixelFormat: PixelFormat

@@ -8,7 +8,7 @@ enum ProbeCommand {
         name: "probe", summary: "list backends, devices and their capabilities",
         usage: """
             usage: camhal probe [--backend B] [--json]
-              --backend B   only this backend (v4l2, libcamera, gstreamer, virtual)
+              --backend B   only this backend (v4l2, libcamera, pipewire, gstreamer, virtual)
               --json        one JSON document instead of the table
             Backends are listed in preference order (CAMHAL_BACKENDS=v4l2,gstreamer overrides it).
             """,

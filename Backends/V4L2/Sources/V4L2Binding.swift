@@ -220,23 +220,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     }
 
     private func planes(base: UnsafeRawPointer, bytesUsed: Int) -> [FramePlane] {
-        let h = format.height
         let bpl = bytesPerLine > 0 ? bytesPerLine : (format.pixelFormat.packedBytesPerPixel ?? 1) * format.width
-        switch format.pixelFormat {
-        case .nv12, .nv21:
-            let y = bpl * h
-            guard bytesUsed >= y else { fallthrough }
-            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
-                    FramePlane(baseAddress: base + y, length: bytesUsed - y, bytesPerRow: bpl)]
-        case .i420:
-            let y = bpl * h, c = (bpl / 2) * ((h + 1) / 2)
-            guard bytesUsed >= y + 2 * c else { fallthrough }
-            return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
-                    FramePlane(baseAddress: base + y, length: c, bytesPerRow: bpl / 2),
-                    FramePlane(baseAddress: base + y + c, length: c, bytesPerRow: bpl / 2)]
-        default:
-            return [FramePlane(baseAddress: base, length: bytesUsed, bytesPerRow: bpl)]
-        }
+        return FramePlane.split(FramePlane(baseAddress: base, length: bytesUsed, bytesPerRow: bpl), format: format.pixelFormat, height: format.height)
     }
 
     private func run() {

@@ -1,0 +1,922 @@
+// CamHAL's C shim over libpipewire-0.3 (see include/camhal_pipewire.h for the API and its rules).
+#include "camhal_pipewire.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/video/format-utils.h>
+#include <spa/param/video/type-info.h>
+#include <spa/pod/builder.h>
+#include <spa/pod/iter.h>
+#include <spa/buffer/meta.h>
+#include <spa/utils/result.h>
+#include <spa/debug/types.h>
+
+// MARK: - Live objects
+
+static int live_objects;
+int camhal_pw_live_objects(void) { return __atomic_load_n(&live_objects, __ATOMIC_SEQ_CST); }
+static void live(int delta) { __atomic_add_fetch(&live_objects, delta, __ATOMIC_SEQ_CST); }
+
+// MARK: - Properties
+
+struct camhal_pw_props {
+    struct pw_properties *p;
+};
+
+static camhal_pw_props *props_wrap(const struct spa_dict *dict) {
+    camhal_pw_props *w = calloc(1, sizeof(*w));
+    if (!w) return NULL;
+    w->p = dict ? pw_properties_new_dict(dict) : pw_properties_new(NULL, NULL);
+    return w;
+}
+static camhal_pw_props *props_copy(const camhal_pw_props *p) { return props_wrap(p ? &p->p->dict : NULL); }
+
+const char *camhal_pw_props_get(const camhal_pw_props *p, const char *key) { return p ? pw_properties_get(p->p, key) : NULL; }
+uint32_t camhal_pw_props_count(const camhal_pw_props *p) { return p ? p->p->dict.n_items : 0; }
+void camhal_pw_props_item(const camhal_pw_props *p, uint32_t i, const char **key, const char **value) {
+    *key = p->p->dict.items[i].key;
+    *value = p->p->dict.items[i].value;
+}
+void camhal_pw_props_free(camhal_pw_props *p) {
+    if (!p) return;
+    pw_properties_free(p->p);
+    free(p);
+}
+
+static char *dup_printf(const char *fmt, const char *a, const char *b) {
+    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, a ? a : "", b ? b : "");
+    return s;
+}
+
+// MARK: - Formats
+
+#define FOURCC(a, b, c, d) ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
+
+static const struct { uint32_t spa; uint32_t fourcc; } raw_formats[] = {
+    {SPA_VIDEO_FORMAT_YUY2, FOURCC('Y', 'U', 'Y', 'V')}, {SPA_VIDEO_FORMAT_UYVY, FOURCC('U', 'Y', 'V', 'Y')},
+    {SPA_VIDEO_FORMAT_NV12, FOURCC('N', 'V', '1', '2')}, {SPA_VIDEO_FORMAT_NV21, FOURCC('N', 'V', '2', '1')},
+    {SPA_VIDEO_FORMAT_I420, FOURCC('Y', 'U', '1', '2')}, {SPA_VIDEO_FORMAT_GRAY8, FOURCC('G', 'R', 'E', 'Y')},
+    {SPA_VIDEO_FORMAT_RGB, FOURCC('R', 'G', 'B', '3')}, {SPA_VIDEO_FORMAT_BGR, FOURCC('B', 'G', 'R', '3')},
+    {SPA_VIDEO_FORMAT_RGBA, FOURCC('A', 'B', '2', '4')}, {SPA_VIDEO_FORMAT_BGRA, FOURCC('A', 'R', '2', '4')},
+};
+
+uint32_t camhal_pw_fourcc(uint32_t subtype, uint32_t video_format) {
+    if (subtype == CAMHAL_PW_MJPG) return FOURCC('M', 'J', 'P', 'G');
+    if (subtype == CAMHAL_PW_H264) return FOURCC('H', '2', '6', '4');
+    for (size_t i = 0; i < SPA_N_ELEMENTS(raw_formats); i++) if (raw_formats[i].spa == video_format) return raw_formats[i].fourcc;
+    return 0;
+}
+
+uint32_t camhal_pw_from_fourcc(uint32_t fourcc, uint32_t *video_format) {
+    *video_format = 0;
+    if (fourcc == FOURCC('M', 'J', 'P', 'G')) return CAMHAL_PW_MJPG;
+    if (fourcc == FOURCC('H', '2', '6', '4')) return CAMHAL_PW_H264;
+    for (size_t i = 0; i < SPA_N_ELEMENTS(raw_formats); i++) {
+        if (raw_formats[i].fourcc == fourcc) { *video_format = raw_formats[i].spa; return CAMHAL_PW_RAW; }
+    }
+    return 0;
+}
+
+const char *camhal_pw_video_format_name(uint32_t video_format) {
+    const char *name = spa_debug_type_find_short_name(spa_type_video_format, video_format);
+    return name;
+}
+
+// MARK: - Connection and registry
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void do_init(void) { pw_init(NULL, NULL); }
+void camhal_pw_init(void) { pthread_once(&init_once, do_init); }
+
+struct node {
+    struct spa_list link;
+    uint32_t id;
+    uint64_t serial;
+    camhal_pw_props *props;
+};
+
+struct event_item {
+    struct spa_list link;
+    camhal_pw_event ev;
+};
+
+struct camhal_pw_conn {
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct spa_hook core_listener;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    struct spa_list nodes;
+    struct spa_list events;
+    int watching;
+    int lost;
+    int lost_reported;
+    char *lost_reason;
+    int pending_seq;
+    int done_seq;
+    /// Set when the node with this id leaves the registry (a stream's target).
+    uint32_t target_id;
+    int target_gone;
+};
+
+static void push_event(camhal_pw_conn *c, int type, struct node *n) {
+    if (!c->watching) return;
+    struct event_item *e = calloc(1, sizeof(*e));
+    if (!e) return;
+    e->ev.type = type;
+    e->ev.id = n ? n->id : 0;
+    e->ev.serial = n ? n->serial : 0;
+    e->ev.props = n ? props_copy(n->props) : NULL;
+    spa_list_append(&c->events, &e->link);
+}
+
+static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                      const struct spa_dict *props) {
+    (void)permissions; (void)version;
+    camhal_pw_conn *c = data;
+    if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
+    const char *klass = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
+    if (!klass || strncmp(klass, "Video/Source", 12) != 0) return;
+    struct node *n = calloc(1, sizeof(*n));
+    if (!n) return;
+    n->id = id;
+    const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+    n->serial = serial ? strtoull(serial, NULL, 10) : id;
+    n->props = props_wrap(props);
+    spa_list_append(&c->nodes, &n->link);
+    push_event(c, CAMHAL_PW_EV_ADDED, n);
+    pw_thread_loop_signal(c->loop, false);
+}
+
+static void on_global_remove(void *data, uint32_t id) {
+    camhal_pw_conn *c = data;
+    struct node *n, *t;
+    spa_list_for_each_safe(n, t, &c->nodes, link) {
+        if (n->id != id) continue;
+        push_event(c, CAMHAL_PW_EV_REMOVED, n);
+        spa_list_remove(&n->link);
+        camhal_pw_props_free(n->props);
+        free(n);
+    }
+    if (c->target_id != SPA_ID_INVALID && id == c->target_id) c->target_gone = 1;
+    pw_thread_loop_signal(c->loop, false);
+}
+
+static const struct pw_registry_events registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = on_global,
+    .global_remove = on_global_remove,
+};
+
+static void on_core_done(void *data, uint32_t id, int seq) {
+    camhal_pw_conn *c = data;
+    if (id == PW_ID_CORE) {
+        c->done_seq = seq;
+        pw_thread_loop_signal(c->loop, false);
+    }
+}
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
+    (void)seq;
+    camhal_pw_conn *c = data;
+    if (id == PW_ID_CORE && !c->lost) {
+        c->lost = 1;
+        free(c->lost_reason);
+        c->lost_reason = dup_printf("the PipeWire daemon went away (%s: %s)", spa_strerror(res), message);
+        push_event(c, CAMHAL_PW_EV_LOST, NULL);
+    }
+    pw_thread_loop_signal(c->loop, false);
+}
+
+static const struct pw_core_events core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .done = on_core_done,
+    .error = on_core_error,
+};
+
+/// Waits (loop locked) until `done` holds, the connection is lost, or the deadline passes.
+/// Returns 0, -EPIPE or -ETIMEDOUT.
+#define WAIT_FOR(c, timeout_ms, done) ({                                                  \
+    struct timespec _abs;                                                                  \
+    int _r = 0;                                                                            \
+    pw_thread_loop_get_time((c)->loop, &_abs, (int64_t)(timeout_ms) * SPA_NSEC_PER_MSEC);  \
+    while (!(done)) {                                                                      \
+        if ((c)->lost) { _r = -EPIPE; break; }                                             \
+        if (pw_thread_loop_timed_wait_full((c)->loop, &_abs) == -ETIMEDOUT && !(done)) {   \
+            _r = -ETIMEDOUT; break;                                                        \
+        }                                                                                  \
+    }                                                                                      \
+    _r; })
+
+/// A core round trip (loop locked): every event sent before it has been handled.
+static int roundtrip(camhal_pw_conn *c, int timeout_ms) {
+    int seq = pw_core_sync(c->core, PW_ID_CORE, 0);
+    if (seq < 0) return seq;
+    c->pending_seq = seq;
+    return WAIT_FOR(c, timeout_ms, c->done_seq == seq);
+}
+
+camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, char **error) {
+    camhal_pw_init();
+    *error = NULL;
+    camhal_pw_conn *c = calloc(1, sizeof(*c));
+    if (!c) { *error = strdup("out of memory"); return NULL; }
+    live(1);
+    spa_list_init(&c->nodes);
+    spa_list_init(&c->events);
+    c->target_id = SPA_ID_INVALID;
+    c->done_seq = -1;
+    c->loop = pw_thread_loop_new("camhal-pipewire", NULL);
+    if (!c->loop) { *error = strdup("pw_thread_loop_new failed"); free(c); live(-1); return NULL; }
+    c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), NULL, 0);
+    if (!c->context) {
+        *error = strdup("pw_context_new failed");
+        pw_thread_loop_destroy(c->loop);
+        free(c);
+        live(-1);
+        return NULL;
+    }
+    if (pw_thread_loop_start(c->loop) < 0) {
+        *error = strdup("cannot start the PipeWire loop thread");
+        pw_context_destroy(c->context);
+        pw_thread_loop_destroy(c->loop);
+        free(c);
+        live(-1);
+        return NULL;
+    }
+    pw_thread_loop_lock(c->loop);
+    if (fd >= 0) {
+        c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
+    } else {
+        struct pw_properties *p = remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL;
+        c->core = pw_context_connect(c->context, p, 0);
+    }
+    if (!c->core) {
+        int e = errno;
+        pw_thread_loop_unlock(c->loop);
+        // libpipewire answers EHOSTDOWN when it has no runtime directory to find the socket in.
+        *error = dup_printf(e == EHOSTDOWN ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
+                                           : "cannot connect to the PipeWire daemon %s: %s",
+                            remote ? remote : "(default remote)", strerror(e));
+        camhal_pw_conn_free(c);
+        return NULL;
+    }
+    pw_core_add_listener(c->core, &c->core_listener, &core_events, c);
+    c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+    pw_registry_add_listener(c->registry, &c->registry_listener, &registry_events, c);
+    int r = roundtrip(c, timeout_ms);
+    pw_thread_loop_unlock(c->loop);
+    if (r < 0) {
+        *error = dup_printf(r == -EPIPE ? "cannot connect to the PipeWire daemon %s: it closed the connection (%s)"
+                                        : "the PipeWire daemon %s did not answer in time%s",
+                            remote ? remote : "(default remote)", r == -EPIPE && c->lost_reason ? c->lost_reason : "");
+        camhal_pw_conn_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void camhal_pw_conn_free(camhal_pw_conn *c) {
+    if (!c) return;
+    pw_thread_loop_stop(c->loop);
+    if (c->registry) {
+        spa_hook_remove(&c->registry_listener);
+        pw_proxy_destroy((struct pw_proxy *)c->registry);
+    }
+    if (c->core) {
+        spa_hook_remove(&c->core_listener);
+        pw_core_disconnect(c->core);
+    }
+    pw_context_destroy(c->context);
+    pw_thread_loop_destroy(c->loop);
+    struct node *n, *t;
+    spa_list_for_each_safe(n, t, &c->nodes, link) {
+        camhal_pw_props_free(n->props);
+        free(n);
+    }
+    struct event_item *e, *et;
+    spa_list_for_each_safe(e, et, &c->events, link) {
+        camhal_pw_props_free(e->ev.props);
+        free(e);
+    }
+    free(c->lost_reason);
+    free(c);
+    live(-1);
+}
+
+int camhal_pw_conn_lost(camhal_pw_conn *c, const char **reason) {
+    pw_thread_loop_lock(c->loop);
+    int lost = c->lost;
+    *reason = c->lost_reason;
+    pw_thread_loop_unlock(c->loop);
+    return lost;
+}
+
+size_t camhal_pw_conn_nodes(camhal_pw_conn *c, uint32_t **ids, uint64_t **serials, camhal_pw_props ***props) {
+    pw_thread_loop_lock(c->loop);
+    size_t count = 0;
+    struct node *n;
+    spa_list_for_each(n, &c->nodes, link) count++;
+    *ids = calloc(count ? count : 1, sizeof(uint32_t));
+    *serials = calloc(count ? count : 1, sizeof(uint64_t));
+    *props = calloc(count ? count : 1, sizeof(camhal_pw_props *));
+    size_t i = 0;
+    spa_list_for_each(n, &c->nodes, link) {
+        (*ids)[i] = n->id;
+        (*serials)[i] = n->serial;
+        (*props)[i] = props_copy(n->props);
+        i++;
+    }
+    pw_thread_loop_unlock(c->loop);
+    return count;
+}
+
+void camhal_pw_conn_watch(camhal_pw_conn *c) {
+    pw_thread_loop_lock(c->loop);
+    c->watching = 1;
+    pw_thread_loop_unlock(c->loop);
+}
+
+int camhal_pw_conn_next_event(camhal_pw_conn *c, int timeout_ms, camhal_pw_event *ev) {
+    memset(ev, 0, sizeof(*ev));
+    pw_thread_loop_lock(c->loop);
+    struct timespec abs;
+    pw_thread_loop_get_time(c->loop, &abs, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+    while (spa_list_is_empty(&c->events)) {
+        if (pw_thread_loop_timed_wait_full(c->loop, &abs) == -ETIMEDOUT) break;
+    }
+    if (!spa_list_is_empty(&c->events)) {
+        struct event_item *e = spa_list_first(&c->events, struct event_item, link);
+        spa_list_remove(&e->link);
+        *ev = e->ev;
+        free(e);
+    }
+    pw_thread_loop_unlock(c->loop);
+    return ev->type;
+}
+
+// MARK: - EnumFormat
+
+struct format_collect {
+    camhal_pw_format *out;
+    int max;
+    int count;
+};
+
+static uint32_t subtype_of(uint32_t media_subtype) {
+    switch (media_subtype) {
+    case SPA_MEDIA_SUBTYPE_raw: return CAMHAL_PW_RAW;
+    case SPA_MEDIA_SUBTYPE_mjpg: return CAMHAL_PW_MJPG;
+    case SPA_MEDIA_SUBTYPE_h264: return CAMHAL_PW_H264;
+    default: return 0;
+    }
+}
+
+/// The values of a property: a pointer to the first of `*n` values of `type` (the default first),
+/// and the choice kind. NULL when absent or of another type.
+static const void *prop_values(const struct spa_pod *param, uint32_t key, uint32_t type, uint32_t *n, uint32_t *choice) {
+    const struct spa_pod_prop *prop = spa_pod_find_prop(param, NULL, key);
+    if (!prop) return NULL;
+    const struct spa_pod *v = spa_pod_get_values(&prop->value, n, choice);
+    if (SPA_POD_TYPE(v) != type || *n == 0) return NULL;
+    return SPA_POD_BODY_CONST(v);
+}
+
+static const struct spa_rectangle standard_sizes[] = {
+    {160, 120}, {320, 240}, {640, 480}, {800, 600}, {1280, 720}, {1920, 1080},
+};
+
+static void on_node_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+    (void)seq; (void)index; (void)next;
+    struct format_collect *fc = data;
+    if (id != SPA_PARAM_EnumFormat || !param || !spa_pod_is_object(param)) return;
+    uint32_t media_type = 0, media_subtype = 0;
+    if (spa_format_parse(param, &media_type, &media_subtype) < 0 || media_type != SPA_MEDIA_TYPE_video) return;
+    uint32_t sub = subtype_of(media_subtype);
+    if (!sub) return;
+
+    uint32_t formats[32], n_formats = 0;
+    if (sub == CAMHAL_PW_RAW) {
+        uint32_t n, choice;
+        const uint32_t *v = prop_values(param, SPA_FORMAT_VIDEO_format, SPA_TYPE_Id, &n, &choice);
+        if (!v) return;
+        // Enum: the default, then the alternatives (which repeat it).
+        for (uint32_t i = (choice == SPA_CHOICE_Enum && n > 1) ? 1 : 0; i < n && n_formats < 32; i++) {
+            if (v[i] != SPA_VIDEO_FORMAT_UNKNOWN && v[i] != SPA_VIDEO_FORMAT_ENCODED) formats[n_formats++] = v[i];
+        }
+    } else {
+        formats[n_formats++] = 0;
+    }
+
+    struct spa_rectangle sizes[16];
+    uint32_t n_sizes = 0;
+    {
+        uint32_t n, choice;
+        const struct spa_rectangle *v = prop_values(param, SPA_FORMAT_VIDEO_size, SPA_TYPE_Rectangle, &n, &choice);
+        if (!v) return;
+        if (choice == SPA_CHOICE_None) {
+            sizes[n_sizes++] = v[0];
+        } else if (choice == SPA_CHOICE_Enum) {
+            for (uint32_t i = n > 1 ? 1 : 0; i < n && n_sizes < 16; i++) sizes[n_sizes++] = v[i];
+        } else if ((choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && n >= 3) {
+            // A range: its default and the common sizes inside it.
+            sizes[n_sizes++] = v[0];
+            for (size_t i = 0; i < SPA_N_ELEMENTS(standard_sizes) && n_sizes < 16; i++) {
+                struct spa_rectangle s = standard_sizes[i];
+                if (s.width >= v[1].width && s.width <= v[2].width && s.height >= v[1].height && s.height <= v[2].height &&
+                    !(s.width == v[0].width && s.height == v[0].height)) sizes[n_sizes++] = s;
+            }
+        } else {
+            sizes[n_sizes++] = v[0];
+        }
+    }
+
+    uint32_t rn[8], rd[8], n_rates = 0;
+    {
+        uint32_t n, choice;
+        const struct spa_fraction *v = prop_values(param, SPA_FORMAT_VIDEO_framerate, SPA_TYPE_Fraction, &n, &choice);
+        if (v) {
+            if (choice == SPA_CHOICE_Enum) {
+                for (uint32_t i = n > 1 ? 1 : 0; i < n && n_rates < 8; i++) {
+                    if (v[i].num && v[i].denom) { rn[n_rates] = v[i].num; rd[n_rates++] = v[i].denom; }
+                }
+            } else if ((choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && n >= 3) {
+                if (v[0].num && v[0].denom) { rn[n_rates] = v[0].num; rd[n_rates++] = v[0].denom; }
+                static const uint32_t common[] = {60, 30, 15};
+                for (size_t i = 0; i < 3; i++) {
+                    double r = common[i], lo = v[1].denom ? (double)v[1].num / v[1].denom : 0, hi = v[2].denom ? (double)v[2].num / v[2].denom : 0;
+                    double d = v[0].denom ? (double)v[0].num / v[0].denom : 0;
+                    if (r >= lo && r <= hi && r != d) { rn[n_rates] = common[i]; rd[n_rates++] = 1; }
+                }
+            } else if (v[0].num && v[0].denom) {
+                rn[n_rates] = v[0].num; rd[n_rates++] = v[0].denom;
+            }
+        }
+    }
+
+    for (uint32_t f = 0; f < n_formats; f++) {
+        for (uint32_t s = 0; s < n_sizes; s++) {
+            if (fc->count >= fc->max) return;
+            if (sizes[s].width == 0 || sizes[s].height == 0) continue;
+            camhal_pw_format *o = &fc->out[fc->count++];
+            memset(o, 0, sizeof(*o));
+            o->subtype = sub;
+            o->video_format = formats[f];
+            o->width = sizes[s].width;
+            o->height = sizes[s].height;
+            o->n_rates = n_rates;
+            memcpy(o->rate_num, rn, n_rates * sizeof(uint32_t));
+            memcpy(o->rate_den, rd, n_rates * sizeof(uint32_t));
+        }
+    }
+}
+
+static const struct pw_node_events node_events = {
+    PW_VERSION_NODE_EVENTS,
+    .param = on_node_param,
+};
+
+int camhal_pw_conn_enum_formats(camhal_pw_conn *c, uint32_t id, camhal_pw_format *out, int max, int timeout_ms) {
+    struct format_collect fc = { out, max, 0 };
+    struct spa_hook listener;
+    spa_zero(listener);
+    pw_thread_loop_lock(c->loop);
+    if (c->lost) { pw_thread_loop_unlock(c->loop); return -EPIPE; }
+    struct pw_node *node = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+    if (!node) { pw_thread_loop_unlock(c->loop); return -errno; }
+    pw_node_add_listener(node, &listener, &node_events, &fc);
+    pw_node_enum_params(node, 0, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+    // The params come from the node's owner (another client) through the daemon: two round trips
+    // make sure its answers have arrived.
+    int r = roundtrip(c, timeout_ms);
+    if (r == 0) r = roundtrip(c, timeout_ms);
+    spa_hook_remove(&listener);
+    pw_proxy_destroy((struct pw_proxy *)node);
+    pw_thread_loop_unlock(c->loop);
+    return r < 0 ? r : fc.count;
+}
+
+// MARK: - Streams
+
+struct buf {
+    struct pw_buffer *pwb;
+    /// 1 while PipeWire has the buffer, +1 while the app holds it.
+    int refs;
+    int in_pw;
+    uint32_t n;
+    uint8_t *base[4];
+    void *map[4];
+    size_t map_len[4];
+};
+
+static void buf_unref(struct buf *b) {
+    if (--b->refs > 0) return;
+    for (uint32_t i = 0; i < b->n; i++) if (b->map[i]) munmap(b->map[i], b->map_len[i]);
+    free(b);
+    live(-1);
+}
+
+#define READY_MAX 2
+
+struct camhal_pw_stream {
+    camhal_pw_conn *conn;
+    struct pw_stream *stream;
+    struct spa_hook listener;
+    camhal_pw_negotiated got;
+    int negotiated;
+    int streaming;
+    int stopped;
+    int failed;
+    char *error;
+    struct buf *ready[READY_MAX];
+    int n_ready;
+    /// Every buffer PipeWire gave the stream and has not removed (dropped at teardown when
+    /// pw_stream_destroy does not report them removed).
+    struct buf *all[64];
+    int n_all;
+    /// Guards `outstanding` and `torn_down` (never taken by the loop thread).
+    pthread_mutex_t mutex;
+    int outstanding;
+    int torn_down;
+};
+
+/// The file offset `ptr` has in the mapping that contains it (from /proc/self/maps), or -1.
+static off_t file_offset_of(const void *ptr) {
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return -1;
+    char line[512];
+    off_t out = -1;
+    uintptr_t p = (uintptr_t)ptr;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long start, end, offset;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &offset) != 4) continue;
+        if (p >= start && p < end) { out = (off_t)(offset + (p - start)); break; }
+    }
+    fclose(f);
+    return out;
+}
+
+/// Maps, independently of PipeWire, the part of the shared memory block that holds `ptr` (a
+/// MemPtr buffer's data lives in a memfd block of the connection's pool), so a frame the app still
+/// holds stays readable when PipeWire unmaps the buffer (node removed, stream closed). Returns the
+/// address of `ptr` in our mapping, or NULL when the block cannot be found.
+static uint8_t *map_block_of(struct pw_core *core, void *ptr, size_t length, void **map, size_t *map_len) {
+    struct pw_mempool *pool = pw_core_get_mempool(core);
+    struct pw_memblock *block = pool ? pw_mempool_find_ptr(pool, ptr) : NULL;
+    if (!block || block->fd < 0) return NULL;
+    off_t offset = file_offset_of(ptr);
+    if (offset < 0) return NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    off_t aligned = offset & ~(off_t)(page - 1);
+    size_t delta = (size_t)(offset - aligned);
+    void *m = mmap(NULL, length + delta, PROT_READ, MAP_SHARED, block->fd, aligned);
+    if (m == MAP_FAILED) return NULL;
+    *map = m;
+    *map_len = length + delta;
+    return (uint8_t *)m + delta;
+}
+
+static void on_add_buffer(void *data, struct pw_buffer *pwb) {
+    camhal_pw_stream *s = data;
+    struct buf *b = calloc(1, sizeof(*b));
+    if (!b) return;
+    live(1);
+    b->pwb = pwb;
+    b->refs = 1;
+    b->in_pw = 1;
+    struct spa_buffer *sb = pwb->buffer;
+    b->n = sb->n_datas < 4 ? sb->n_datas : 4;
+    long page = sysconf(_SC_PAGESIZE);
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct spa_data *d = &sb->datas[i];
+        if ((d->type == SPA_DATA_MemFd || d->type == SPA_DATA_DmaBuf) && d->fd >= 0) {
+            // Our own mapping: it stays valid while the app holds a frame, even after PipeWire
+            // drops the buffer (node removed, daemon gone, stream closed).
+            off_t aligned = (off_t)(d->mapoffset & ~(uint32_t)(page - 1));
+            size_t delta = d->mapoffset - (uint32_t)aligned;
+            size_t len = d->maxsize + delta;
+            void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, (int)d->fd, aligned);
+            if (m != MAP_FAILED) {
+                b->map[i] = m;
+                b->map_len[i] = len;
+                b->base[i] = (uint8_t *)m + delta;
+            }
+        } else if (d->type == SPA_DATA_MemPtr && d->data) {
+            // Data inside the connection's shared memory: mapped again here for the same reason.
+            b->base[i] = map_block_of(s->conn->core, d->data, d->maxsize, &b->map[i], &b->map_len[i]);
+            if (!b->base[i]) b->base[i] = d->data;  // PipeWire's mapping: valid while it has the buffer
+        }
+    }
+    pwb->user_data = b;
+    if (s->n_all < (int)SPA_N_ELEMENTS(s->all)) s->all[s->n_all++] = b;
+}
+
+static void drop_ready(camhal_pw_stream *s, struct buf *b) {
+    for (int i = 0; i < s->n_ready; i++) {
+        if (s->ready[i] != b) continue;
+        memmove(&s->ready[i], &s->ready[i + 1], (size_t)(s->n_ready - i - 1) * sizeof(s->ready[0]));
+        s->n_ready--;
+        return;
+    }
+}
+
+static void on_remove_buffer(void *data, struct pw_buffer *pwb) {
+    camhal_pw_stream *s = data;
+    struct buf *b = pwb->user_data;
+    if (!b) return;
+    drop_ready(s, b);
+    for (int i = 0; i < s->n_all; i++) if (s->all[i] == b) { s->all[i] = s->all[--s->n_all]; break; }
+    b->in_pw = 0;
+    pwb->user_data = NULL;
+    buf_unref(b);
+}
+
+static void on_process(void *data) {
+    camhal_pw_stream *s = data;
+    struct pw_buffer *pwb;
+    while ((pwb = pw_stream_dequeue_buffer(s->stream)) != NULL) {
+        struct buf *b = pwb->user_data;
+        if (!b || s->stopped) { pw_stream_queue_buffer(s->stream, pwb); continue; }
+        if (s->n_ready == READY_MAX) {
+            // The app is behind: hand the oldest waiting buffer back (a live camera drops).
+            pw_stream_queue_buffer(s->stream, s->ready[0]->pwb);
+            memmove(&s->ready[0], &s->ready[1], (READY_MAX - 1) * sizeof(s->ready[0]));
+            s->n_ready--;
+        }
+        s->ready[s->n_ready++] = b;
+    }
+    pw_thread_loop_signal(s->conn->loop, false);
+}
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    (void)old;
+    camhal_pw_stream *s = data;
+    if (state == PW_STREAM_STATE_ERROR && !s->failed) {
+        s->failed = 1;
+        free(s->error);
+        s->error = strdup(error ? error : "stream error");
+    } else if (state == PW_STREAM_STATE_STREAMING) {
+        s->streaming = 1;
+    }
+    pw_thread_loop_signal(s->conn->loop, false);
+}
+
+static void on_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
+    camhal_pw_stream *s = data;
+    if (id != SPA_PARAM_Format || !param) return;
+    uint32_t media_type = 0, media_subtype = 0;
+    if (spa_format_parse(param, &media_type, &media_subtype) < 0) return;
+    camhal_pw_negotiated g = {0};
+    g.subtype = subtype_of(media_subtype);
+    // One parser per subtype; each gives a size and a rate (raw also the pixel format).
+    struct spa_video_info info;
+    spa_zero(info);
+    struct spa_rectangle size = {0, 0};
+    struct spa_fraction rate = {0, 0};
+    if (media_subtype == SPA_MEDIA_SUBTYPE_raw && spa_format_video_raw_parse(param, &info.info.raw) >= 0) {
+        g.video_format = info.info.raw.format;
+        size = info.info.raw.size; rate = info.info.raw.framerate;
+    } else if (media_subtype == SPA_MEDIA_SUBTYPE_mjpg && spa_format_video_mjpg_parse(param, &info.info.mjpg) >= 0) {
+        size = info.info.mjpg.size; rate = info.info.mjpg.framerate;
+    } else if (media_subtype == SPA_MEDIA_SUBTYPE_h264 && spa_format_video_h264_parse(param, &info.info.h264) >= 0) {
+        size = info.info.h264.size; rate = info.info.h264.framerate;
+    } else {
+        return;
+    }
+    g.width = size.width; g.height = size.height;
+    g.rate_num = rate.num; g.rate_den = rate.denom;
+    s->got = g;
+    s->negotiated = 1;
+
+    uint8_t buffer[512];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[2];
+    params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(16, 2, 32),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_DmaBuf)));
+    params[1] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
+    pw_stream_update_params(s->stream, params, 2);
+    pw_thread_loop_signal(s->conn->loop, false);
+}
+
+static const struct pw_stream_events stream_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .state_changed = on_state_changed,
+    .param_changed = on_param_changed,
+    .add_buffer = on_add_buffer,
+    .remove_buffer = on_remove_buffer,
+    .process = on_process,
+};
+
+static void stream_teardown(camhal_pw_stream *s) {
+    camhal_pw_conn *c = s->conn;
+    pw_thread_loop_stop(c->loop);
+    if (s->stream) {
+        spa_hook_remove(&s->listener);
+        pw_stream_destroy(s->stream);
+        s->stream = NULL;
+    }
+    // PipeWire's reference on the buffers it did not report removed; held ones keep their mapping.
+    for (int i = 0; i < s->n_all; i++) {
+        s->all[i]->in_pw = 0;
+        buf_unref(s->all[i]);
+    }
+    s->n_all = 0;
+    camhal_pw_conn_free(c);
+    s->conn = NULL;
+}
+
+static void stream_free_struct(camhal_pw_stream *s) {
+    pthread_mutex_destroy(&s->mutex);
+    free(s->error);
+    free(s);
+    live(-1);
+}
+
+camhal_pw_stream *camhal_pw_stream_new(int fd, const char *remote, uint64_t target_serial,
+                                       const camhal_pw_format *want, int timeout_ms,
+                                       camhal_pw_negotiated *got, char **error, int *error_kind) {
+    *error = NULL;
+    *error_kind = 0;
+    camhal_pw_conn *c = camhal_pw_conn_new(fd, remote, timeout_ms, error);
+    if (!c) { *error_kind = 2; return NULL; }
+    camhal_pw_stream *s = calloc(1, sizeof(*s));
+    if (!s) { camhal_pw_conn_free(c); *error = strdup("out of memory"); return NULL; }
+    live(1);
+    s->conn = c;
+    pthread_mutex_init(&s->mutex, NULL);
+
+    pw_thread_loop_lock(c->loop);
+    struct node *n, *target = NULL;
+    spa_list_for_each(n, &c->nodes, link) if (n->serial == target_serial) target = n;
+    if (!target) {
+        pw_thread_loop_unlock(c->loop);
+        *error = strdup("the node is no longer in the PipeWire graph");
+        *error_kind = 1;
+        stream_teardown(s);
+        stream_free_struct(s);
+        return NULL;
+    }
+    c->target_id = target->id;
+    char serial[32];
+    snprintf(serial, sizeof(serial), "%llu", (unsigned long long)target_serial);
+    struct pw_properties *props = pw_properties_new(
+        PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Camera",
+        PW_KEY_TARGET_OBJECT, serial, PW_KEY_NODE_DONT_RECONNECT, "true",
+        PW_KEY_APP_NAME, "CamHAL", NULL);
+    s->stream = pw_stream_new(c->core, "camhal-capture", props);
+    if (!s->stream) {
+        int e = errno;
+        pw_thread_loop_unlock(c->loop);
+        *error = dup_printf("pw_stream_new failed: %s%s", strerror(e), NULL);
+        stream_teardown(s);
+        stream_free_struct(s);
+        return NULL;
+    }
+    pw_stream_add_listener(s->stream, &s->listener, &stream_events, s);
+
+    uint8_t buffer[512];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    uint32_t media_subtype = want->subtype == CAMHAL_PW_MJPG ? SPA_MEDIA_SUBTYPE_mjpg
+                             : want->subtype == CAMHAL_PW_H264 ? SPA_MEDIA_SUBTYPE_h264 : SPA_MEDIA_SUBTYPE_raw;
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(media_subtype), 0);
+    if (media_subtype == SPA_MEDIA_SUBTYPE_raw)
+        spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_format, SPA_POD_Id(want->video_format), 0);
+    struct spa_rectangle size = SPA_RECTANGLE(want->width, want->height);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&size), 0);
+    if (want->n_rates > 0 && want->rate_num[0] && want->rate_den[0]) {
+        struct spa_fraction rate = SPA_FRACTION(want->rate_num[0], want->rate_den[0]);
+        spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&rate), 0);
+    } else {
+        struct spa_fraction def = SPA_FRACTION(30, 1), lo = SPA_FRACTION(0, 1), hi = SPA_FRACTION(1000, 1);
+        spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&def, &lo, &hi), 0);
+    }
+    const struct spa_pod *params[1] = { spa_pod_builder_pop(&b, &f) };
+
+    int r = pw_stream_connect(s->stream, PW_DIRECTION_INPUT, PW_ID_ANY,
+                              PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
+    if (r < 0) {
+        pw_thread_loop_unlock(c->loop);
+        *error = dup_printf("pw_stream_connect failed: %s%s", spa_strerror(r), NULL);
+        stream_teardown(s);
+        stream_free_struct(s);
+        return NULL;
+    }
+    r = WAIT_FOR(c, timeout_ms, (s->streaming && s->negotiated) || s->failed || c->target_gone);
+    int ok = r == 0 && s->streaming && s->negotiated && !s->failed && !c->target_gone;
+    if (!ok) {
+        if (c->target_gone) { *error = strdup("the node left the PipeWire graph"); *error_kind = 1; }
+        else if (r == -EPIPE) { *error = strdup(c->lost_reason ? c->lost_reason : "the PipeWire daemon went away"); *error_kind = 2; }
+        else if (s->failed) { *error = dup_printf("PipeWire refused the stream: %s%s", s->error, NULL); }
+        else {
+            *error = strdup(s->negotiated ? "the stream did not start (negotiated, but no link became active)"
+                                          : "no session manager linked the stream to the node, or the node offers no matching format");
+            *error_kind = 3;
+        }
+        pw_thread_loop_unlock(c->loop);
+        stream_teardown(s);
+        stream_free_struct(s);
+        return NULL;
+    }
+    *got = s->got;
+    pw_thread_loop_unlock(c->loop);
+    return s;
+}
+
+int camhal_pw_stream_next(camhal_pw_stream *s, int timeout_ms, camhal_pw_frame *frame, const char **message) {
+    *message = NULL;
+    camhal_pw_conn *c = s->conn;
+    pw_thread_loop_lock(c->loop);
+    int r = WAIT_FOR(c, timeout_ms, s->n_ready > 0 || s->stopped || s->failed || c->target_gone);
+    int out;
+    if (s->stopped) out = CAMHAL_PW_NEXT_STOPPED;
+    else if (c->target_gone) out = CAMHAL_PW_NEXT_NODE_GONE;
+    else if (r == -EPIPE || c->lost) { out = CAMHAL_PW_NEXT_DAEMON_GONE; *message = c->lost_reason; }
+    else if (s->failed) { out = CAMHAL_PW_NEXT_ERROR; *message = s->error; }
+    else if (s->n_ready == 0) out = CAMHAL_PW_NEXT_TIMEOUT;
+    else {
+        struct buf *b = s->ready[0];
+        memmove(&s->ready[0], &s->ready[1], (READY_MAX - 1) * sizeof(s->ready[0]));
+        s->n_ready--;
+        memset(frame, 0, sizeof(*frame));
+        frame->buffer = b;
+        struct spa_buffer *sb = b->pwb->buffer;
+        for (uint32_t i = 0; i < b->n; i++) {
+            struct spa_data *d = &sb->datas[i];
+            if (!b->base[i] || !d->chunk || d->maxsize == 0) continue;
+            uint32_t offset = d->chunk->offset % d->maxsize;
+            uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
+            frame->data[frame->n_planes] = b->base[i] + offset;
+            frame->size[frame->n_planes] = size;
+            frame->stride[frame->n_planes] = d->chunk->stride;
+            frame->n_planes++;
+        }
+        struct spa_meta_header *h = spa_buffer_find_meta_data(sb, SPA_META_Header, sizeof(*h));
+        if (h) {
+            frame->has_header = 1;
+            frame->sequence = h->seq;
+            frame->pts_ns = h->pts;
+            frame->header_flags = h->flags;
+        }
+        b->refs++;
+        pthread_mutex_lock(&s->mutex);
+        s->outstanding++;
+        pthread_mutex_unlock(&s->mutex);
+        out = CAMHAL_PW_NEXT_FRAME;
+    }
+    pw_thread_loop_unlock(c->loop);
+    return out;
+}
+
+void camhal_pw_stream_release(camhal_pw_stream *s, void *buffer) {
+    struct buf *b = buffer;
+    pthread_mutex_lock(&s->mutex);
+    if (!s->torn_down) {
+        pw_thread_loop_lock(s->conn->loop);
+        if (b->in_pw && s->stream && !s->stopped) pw_stream_queue_buffer(s->stream, b->pwb);
+        buf_unref(b);
+        pw_thread_loop_unlock(s->conn->loop);
+    } else {
+        buf_unref(b);
+    }
+    int last = --s->outstanding == 0 && s->torn_down;
+    pthread_mutex_unlock(&s->mutex);
+    if (last) stream_free_struct(s);
+}
+
+void camhal_pw_stream_stop(camhal_pw_stream *s) {
+    pw_thread_loop_lock(s->conn->loop);
+    s->stopped = 1;
+    while (s->n_ready > 0) {
+        pw_stream_queue_buffer(s->stream, s->ready[0]->pwb);
+        drop_ready(s, s->ready[0]);
+    }
+    pw_thread_loop_signal(s->conn->loop, false);
+    pw_thread_loop_unlock(s->conn->loop);
+}
+
+void camhal_pw_stream_free(camhal_pw_stream *s) {
+    pthread_mutex_lock(&s->mutex);
+    stream_teardown(s);
+    s->torn_down = 1;
+    int none = s->outstanding == 0;
+    pthread_mutex_unlock(&s->mutex);
+    if (none) stream_free_struct(s);
+}

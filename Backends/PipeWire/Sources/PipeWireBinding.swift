@@ -1,0 +1,165 @@
+import CamHAL
+import CamHALPipeWireShim
+import Foundation
+
+/// One capture stream from a PipeWire node, on a connection of its own.
+///
+/// A delivery thread takes buffers from the shim (which keeps at most two waiting and hands older
+/// ones back, as a live camera drops) and wraps each in a zero-copy `Frame` whose release queues
+/// the buffer back to PipeWire. The shim maps MemFd/DmaBuf buffers itself, so a frame the app
+/// still holds stays readable after the stream, the node or the daemon is gone.
+/// Sequence and timestamp come from the buffer's `spa_meta_header` when the producer sends one.
+final class PipeWireBinding: DriverBinding, @unchecked Sendable {
+    let format: StreamFormat
+    let deviceID: String
+    private let sink: DriverSink
+    private let stream: StreamHandle
+    private let closed = Locked(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(
+        deviceID: String, serial: UInt64, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
+        timeoutMilliseconds: Int32, sink: DriverSink
+    ) throws(CameraError) {
+        self.deviceID = deviceID
+        self.sink = sink
+        guard var want = PipeWireFormats.request(pixel: pixelFormat, size: size, frameRate: frameRate) else {
+            throw .configurationFailed("PipeWire has no format for \(pixelFormat) (device \(deviceID))")
+        }
+        var got = camhal_pw_negotiated()
+        var error: UnsafeMutablePointer<CChar>?
+        var kind: Int32 = 0
+        guard let handle = camhal_pw_stream_new(-1, remote, serial, &want, timeoutMilliseconds, &got, &error, &kind) else {
+            let reason = takeCString(error) ?? "unknown PipeWire error"
+            switch kind {
+            case 1: throw .disconnected(device: deviceID)
+            case 2: throw .backendUnavailable(backend: PipeWireBackend.backendIdentifier, reason: reason)
+            case 3: throw .timeout("PipeWire stream of \(deviceID) as \(pixelFormat) \(size): \(reason)")
+            default: throw .configurationFailed("PipeWire stream of \(deviceID) as \(pixelFormat) \(size): \(reason)")
+            }
+        }
+        stream = StreamHandle(raw: handle)
+        let rate = got.rate_den == 0 ? 0 : Double(got.rate_num) / Double(got.rate_den)
+        format = StreamFormat(
+            pixelFormat: PipeWireFormats.pixelFormat(subtype: got.subtype, videoFormat: got.video_format) ?? pixelFormat,
+            width: Int(got.width), height: Int(got.height), frameRate: rate)
+        let thread = Thread { [self] in run() }
+        thread.name = "camhal.pipewire.\(deviceID)"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    deinit { close() }
+
+    // MARK: Delivery thread
+
+    private func run() {
+        defer { finished.signal() }
+        var lastSequence: UInt64?
+        var counter: UInt64 = 0
+        while true {
+            var f = camhal_pw_frame()
+            var message: UnsafePointer<CChar>?
+            let r = camhal_pw_stream_next(stream.raw, 200, &f, &message)
+            switch Int(r) {
+            case Int(CAMHAL_PW_NEXT_TIMEOUT):
+                continue
+            case Int(CAMHAL_PW_NEXT_FRAME):
+                counter += 1
+                // The producer's sequence when it sends one that moves forward; ours otherwise.
+                var sequence = counter
+                if f.has_header != 0, lastSequence.map({ f.sequence > $0 }) ?? true { sequence = f.sequence }
+                else if let last = lastSequence { sequence = last + 1 }
+                lastSequence = sequence
+                deliver(f, sequence: sequence)
+            case Int(CAMHAL_PW_NEXT_NODE_GONE):
+                sink.report(.failed(.disconnected(device: deviceID)))
+                return waitForStop()
+            case Int(CAMHAL_PW_NEXT_DAEMON_GONE):
+                sink.report(.failed(.disconnected(device: deviceID)))
+                return waitForStop()
+            case Int(CAMHAL_PW_NEXT_ERROR):
+                let text = message.map { String(cString: $0) } ?? "stream error"
+                sink.report(.failed(.streamFailed("\(deviceID): \(text)")))
+                return waitForStop()
+            default:
+                return
+            }
+        }
+    }
+
+    /// After a failure, waits for close (the shim answers STOPPED then).
+    private func waitForStop() {
+        var f = camhal_pw_frame()
+        var message: UnsafePointer<CChar>?
+        while !closed.value {
+            if camhal_pw_stream_next(stream.raw, 200, &f, &message) == Int32(CAMHAL_PW_NEXT_STOPPED) { return }
+        }
+    }
+
+    private func deliver(_ f: camhal_pw_frame, sequence: UInt64) {
+        let stream = self.stream
+        let buffer = BufferHandle(raw: f.buffer)
+        let planes = Self.planes(f, format: format)
+        // PipeWire stamps buffers with CLOCK_MONOTONIC nanoseconds, the clock of
+        // `ProcessInfo.systemUptime`; a missing or foreign stamp falls back to the dequeue time.
+        let now = ProcessInfo.processInfo.systemUptime
+        var timestamp = now
+        if f.has_header != 0, f.pts_ns > 0 {
+            let t = Double(f.pts_ns) / 1e9
+            if abs(t - now) < 5 { timestamp = t }
+        }
+        guard !planes.isEmpty else {
+            camhal_pw_stream_release(stream.raw, buffer.raw)
+            return
+        }
+        let frame = Frame(
+            format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
+            sequence: sequence, timestamp: timestamp,
+            onRelease: { camhal_pw_stream_release(stream.raw, buffer.raw) })
+        sink.deliver(frame)
+    }
+
+    /// The planes of a buffer: one per PipeWire data block, or the planes of a planar format
+    /// packed in one block.
+    static func planes(_ f: camhal_pw_frame, format: StreamFormat) -> [FramePlane] {
+        let n = Int(min(f.n_planes, 4))
+        let data = [f.data.0, f.data.1, f.data.2, f.data.3]
+        let sizes = [f.size.0, f.size.1, f.size.2, f.size.3]
+        let strides = [f.stride.0, f.stride.1, f.stride.2, f.stride.3]
+        var out: [FramePlane] = []
+        for i in 0..<n {
+            guard let p = data[i], sizes[i] > 0 else { continue }
+            let stride = strides[i] > 0 ? Int(strides[i]) : (format.pixelFormat.packedBytesPerPixel ?? 1) * format.width
+            out.append(FramePlane(baseAddress: UnsafeRawPointer(p), length: Int(sizes[i]), bytesPerRow: stride))
+        }
+        if out.count == 1 { return FramePlane.split(out[0], format: format.pixelFormat, height: format.height) }
+        return out
+    }
+
+    // MARK: Controls
+
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
+    func applyTorch(_ on: Bool) -> Bool { false }
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+
+    /// Stops delivery, joins the delivery thread and disconnects the stream. Frames the app
+    /// still holds keep their mapping; the shim frees the rest when the last one is released.
+    func close() {
+        guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+        camhal_pw_stream_stop(stream.raw)
+        finished.wait()
+        camhal_pw_stream_free(stream.raw)
+    }
+}
+
+/// The shim's stream handle, shared with frames' release closures (the shim is thread-safe).
+struct StreamHandle: @unchecked Sendable {
+    let raw: OpaquePointer
+}
+
+/// One dequeued buffer a frame hands back when released.
+struct BufferHandle: @unchecked Sendable {
+    let raw: UnsafeMutableRawPointer?
+}

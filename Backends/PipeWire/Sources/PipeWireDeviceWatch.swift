@@ -1,0 +1,73 @@
+import CamHAL
+import CamHALPipeWireShim
+import Foundation
+
+/// Hot-plug from the registry: a camera node's global added or removed (D3), on a connection of
+/// its own. When the daemon goes away every listed camera is reported removed, and the watch
+/// reconnects (polling twice a second) so cameras reappear with the daemon.
+enum PipeWireDeviceWatch {
+    static func start(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) -> ThreadDeviceWatch {
+        let remote = backend.remote
+        let timeout = backend.timeoutMilliseconds
+        // The devices present now are not events; only changes after this call are.
+        let initial = Set(((try? backend.devices()) ?? []).map(\.id))
+        return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch") { isCancelled in
+            var present = initial
+            var connection: PipeWireConnection?
+            var nodes: [UInt32: PipeWireNode] = [:]
+            func id(of node: PipeWireNode) -> String { PipeWireBackend.deviceID(of: node, among: Array(nodes.values)) }
+            while !isCancelled() {
+                guard let c = connection else {
+                    guard let c = try? PipeWireConnection(remote: remote, timeoutMilliseconds: timeout) else {
+                        // No daemon: none of its cameras is there any more.
+                        for gone in present { handler(.removed(id: gone)) }
+                        present = []
+                        usleep(500_000)
+                        continue
+                    }
+                    camhal_pw_conn_watch(c.handle)
+                    connection = c
+                    nodes = Dictionary(c.nodes().filter(\.isCamera).map { ($0.globalID, $0) }, uniquingKeysWith: { a, _ in a })
+                    // What appeared or vanished while there was no connection.
+                    let now = Set(nodes.values.map(id(of:)))
+                    for gone in present.subtracting(now) { handler(.removed(id: gone)) }
+                    for node in nodes.values where !present.contains(id(of: node)) {
+                        let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
+                        let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
+                        backend.remember(id: d.id, serial: node.serial)
+                        handler(.added(d))
+                    }
+                    present = now
+                    continue
+                }
+                var ev = camhal_pw_event()
+                let type = camhal_pw_conn_next_event(c.handle, 200, &ev)
+                defer { camhal_pw_props_free(ev.props) }
+                switch Int(type) {
+                case Int(CAMHAL_PW_EV_ADDED):
+                    let node = PipeWireNode(globalID: ev.id, serial: ev.serial, props: ev.props)
+                    guard node.isCamera else { continue }
+                    nodes[node.globalID] = node
+                    let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
+                    let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
+                    present.insert(d.id)
+                    backend.remember(id: d.id, serial: node.serial)
+                    handler(.added(d))
+                case Int(CAMHAL_PW_EV_REMOVED):
+                    guard let node = nodes[ev.id] else { continue }
+                    let gone = id(of: node)
+                    nodes[ev.id] = nil
+                    present.remove(gone)
+                    handler(.removed(id: gone))
+                case Int(CAMHAL_PW_EV_LOST):
+                    for gone in present { handler(.removed(id: gone)) }
+                    present = []
+                    nodes = [:]
+                    connection = nil
+                default:
+                    continue
+                }
+            }
+        }
+    }
+}
