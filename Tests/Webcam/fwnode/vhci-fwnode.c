@@ -41,28 +41,20 @@ static void controllerDir(const char *path, char *out, size_t len) {
     snprintf(out, len, "%.*s", (int)(strlen(path) - (sizeof kSuffix - 1)), path);
 }
 
-int stat(const char *path, struct stat *st) {
-    typedef int (*stat_fn)(const char *, struct stat *);
-    stat_fn next = (stat_fn)dlsym(RTLD_NEXT, "stat");
-    if (vhciIndex(path) >= 0) {
-        char dir[PATH_MAX];
-        controllerDir(path, dir, sizeof dir);
-        return next(dir, st);
+// One wrapper for stat and stat64 (libcamera 0.0.3 calls stat64; glibc >= 2.33 exports both).
+#define CAMHAL_WRAP_STAT(name, type)                                      \
+    int name(const char *path, type *st) {                                \
+        typedef int (*fn)(const char *, type *);                          \
+        fn next = (fn)dlsym(RTLD_NEXT, #name);                            \
+        if (vhciIndex(path) >= 0) {                                       \
+            char dir[PATH_MAX];                                           \
+            controllerDir(path, dir, sizeof dir);                         \
+            return next(dir, st);                                         \
+        }                                                                 \
+        return next(path, st);                                            \
     }
-    return next(path, st);
-}
-
-// libcamera 0.0.3 calls stat64 (glibc >= 2.33 exports it as a real symbol).
-int stat64(const char *path, struct stat64 *st) {
-    typedef int (*stat64_fn)(const char *, struct stat64 *);
-    stat64_fn next = (stat64_fn)dlsym(RTLD_NEXT, "stat64");
-    if (vhciIndex(path) >= 0) {
-        char dir[PATH_MAX];
-        controllerDir(path, dir, sizeof dir);
-        return next(dir, st);
-    }
-    return next(path, st);
-}
+CAMHAL_WRAP_STAT(stat, struct stat)
+CAMHAL_WRAP_STAT(stat64, struct stat64)
 
 char *realpath(const char *path, char *resolved) {
     int n = vhciIndex(path);
