@@ -610,11 +610,6 @@ camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32
                     s->cameraRdev[n.first] = st.st_rdev;
                 }
             }
-        if (getenv("CAMHAL_LC_DEBUG")) {
-            for (auto &n : after) fprintf(stderr, "camhal-lc: fd %d %s %s%s%s\n", n.first, n.second.c_str(),
-                                          sysfsPath(n.first).c_str(), s->nodes.count(n.first) ? " [acquire]" : "",
-                                          s->cameraNodes.count(n.first) ? " [camera]" : "");
-        }
     }
     {
         std::lock_guard<std::mutex> lock(g_mutex);
