@@ -95,7 +95,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         guard let (stats, error) = result else { throw CheckFailure(reason: "no finalized event") }
         try expect(error == nil, "finalized with \(String(describing: error))")
         try expect(stats.frames > 0 && stats.bytes > 0, "\(stats)")
-        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))  // 1080p under TCG: > 30 s
         try expect(decoded >= stats.frames - 2, "file decodes to \(decoded) of \(stats.frames) frames")
         return .ok
     },
@@ -115,7 +115,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try await Task.sleep(nanoseconds: 300_000_000)
         await cam.stop()
         let (stats, _) = await rec.stopAndWait()
-        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))  // 1080p under TCG: > 30 s
         try expect(stats.frames > 5 && decoded >= stats.frames - 2, "decoded \(decoded) of \(stats.frames) frames")
         return .ok
     },

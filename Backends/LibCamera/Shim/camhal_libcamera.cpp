@@ -28,8 +28,16 @@
 #include <string>
 #include <vector>
 
+#include <climits>
+#include <cstdint>
+
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/videodev2.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 using namespace libcamera;
@@ -77,6 +85,28 @@ std::map<int, std::string> deviceFDs() {
     }
     closedir(dir);
     return result;
+}
+
+/// The sysfs device directory of a character device node held open as `fd` (realpath of
+/// /sys/dev/char/<major>:<minor>), or "" when it is not one or is already gone.
+std::string sysfsPath(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return {};
+    std::string link = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+    char buf[PATH_MAX];
+    if (!realpath(link.c_str(), buf)) return {};
+    return buf;
+}
+
+/// A descriptor that never polls ready: the read end of a pipe whose write end stays open.
+/// dup2()ed over the dead device descriptors of a vanished camera (see neutralise()).
+int inertFD() {
+    static int fd = [] {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0) return -1;
+        return p[0];  // p[1] is deliberately kept open for the life of the process
+    }();
+    return fd;
 }
 
 /// Objects of cameras abandoned after their device vanished: never freed (libcamera may still
@@ -163,6 +193,12 @@ struct camhal_lc_session {
     std::atomic<bool> running{false};
     std::atomic<bool> disconnectedSignal{false};
     std::map<int, std::string> nodes;  // device nodes opened by acquire(): fd -> path
+    /// Every device node of this camera the process held at open (libcamera opens the video
+    /// nodes when it matches the pipeline, before acquire): fd -> path. Video nodes are probed
+    /// with VIDIOC_QUERYCAP (ENODEV as soon as the driver unregisters them).
+    std::map<int, std::string> cameraNodes;
+    std::map<int, dev_t> cameraRdev;  // fd -> the device number it was opened on
+    std::atomic<bool> neutralised{false};
     bool acquired = false;
     bool closed = false;
     bool started = false;
@@ -234,22 +270,58 @@ struct camhal_lc_session {
         if (eventFn) eventFn(ctx, 1);
     }
 
+    /// Whether descriptor `fd` still refers to `path`'s node and that node was deleted.
+    static bool deletedNode(int fd, const std::string &path) {
+        char target[512];
+        std::string link = "/proc/self/fd/" + std::to_string(fd);
+        ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
+        if (len <= 0) return false;
+        target[len] = 0;
+        return std::string(target) == path + " (deleted)";
+    }
+
+    /// The camera went away: Camera::disconnected fired, a video node of it answers ENODEV
+    /// (uvcvideo/vimc unregistered it), or a node it opened was deleted from /dev. Non-blocking
+    /// (a few readlink/ioctl calls); polled by the Swift side every 100 ms.
     bool lost() {
-        if (disconnectedSignal.load()) return true;
-        for (auto &n : nodes) {
-            char target[512];
-            std::string link = "/proc/self/fd/" + std::to_string(n.first);
-            ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
-            if (len <= 0) continue;
-            target[len] = 0;
-            if (std::string(target) == n.second + " (deleted)") return true;
+        if (disconnectedSignal.load() || neutralised.load()) return true;
+        bool gone = false;
+        for (auto &n : nodes)
+            if (deletedNode(n.first, n.second)) gone = true;
+        for (auto &n : cameraNodes) {
+            if (gone) break;
+            if (deletedNode(n.first, n.second)) gone = true;
+            else if (n.second.rfind("/dev/video", 0) == 0) {
+                struct v4l2_capability cap;
+                if (ioctl(n.first, VIDIOC_QUERYCAP, &cap) < 0 && errno == ENODEV) gone = true;
+            }
         }
-        return false;
+        if (gone) neutralise();
+        return gone;
+    }
+
+    /// Once the camera is gone: stop handing out frames, and replace the camera's dead device
+    /// descriptors with an inert one. libcamera 0.0.3 keeps polling a dead V4L2 node, which
+    /// answers POLLERR at once forever, so its CameraManager thread would spin a core and
+    /// keep the device (and the media node's lock) held; the inert descriptor never polls
+    /// ready. The descriptor numbers stay libcamera's (it closes them when it frees the camera).
+    void neutralise() {
+        if (neutralised.exchange(true)) return;
+        running.store(false);
+        int inert = inertFD();
+        if (inert < 0) return;
+        for (auto &n : cameraNodes) {
+            // Only descriptors still on the device they were opened on (never one reused since;
+            // libcamera does not close them while the session holds the camera).
+            struct stat st;
+            if (fstat(n.first, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == cameraRdev[n.first])
+                dup2(inert, n.first);
+        }
     }
 
     void requeue(uint32_t index) {
         std::lock_guard<std::mutex> lock(mutex);
-        if (!running.load() || index >= requests.size()) return;
+        if (!running.load() || neutralised.load() || index >= requests.size()) return;
         Request *req = requests[index].get();
         req->reuse(Request::ReuseBuffers);
         fillControls(req);
@@ -264,8 +336,10 @@ struct camhal_lc_session {
             closed = true;
             running.store(false);
         }
-        if (camera && started && !disconnectedSignal.load() && lost()) {
-            // The driver vanished and libcamera did not notice (no udevd): stop() would assert.
+        if (camera && started && lost()) {
+            // The driver vanished. stop() would assert (libcamera 0.0.3: STREAMOFF fails, the
+            // queued requests never come back) or, after Camera::disconnected, return -ENODEV
+            // with the requests still queued: never wait for them, abandon the camera instead.
             camera->requestCompleted.disconnect(this);
             camera->disconnected.disconnect(this);
             auto *a = new Abandoned{ camera, std::move(config), std::move(allocator), std::move(requests) };
@@ -504,6 +578,38 @@ camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32
                 if (n.second.rfind("/dev/media", 0) == 0 || n.second.rfind("/dev/video", 0) == 0 ||
                     n.second.rfind("/dev/v4l-subdev", 0) == 0)
                     s->nodes.insert(n);
+        // This camera's device directory in sysfs: the parent of one of the media devices the
+        // process holds (libcamera opens them when it matches pipelines, before acquire): the one
+        // acquire() opened, the only one, or the one the camera ID names (vimc: ID "platform/
+        // vimc.0 Sensor B", directory vimc.0; uvcvideo: ID "<controller>-1:1.0-<vid>:<pid>",
+        // directory <bus>-1:1.0, the USB interface). The camera's nodes: every held node below it.
+        std::vector<std::string> dirs;
+        std::string dir;
+        for (auto &n : after) {
+            if (n.second.rfind("/dev/media", 0) != 0) continue;
+            std::string p = sysfsPath(n.first);
+            auto slash = p.rfind('/');
+            if (slash == std::string::npos || slash == 0) continue;
+            std::string d = p.substr(0, slash);
+            if (!before.count(n.first)) dir = d;  // opened by acquire(): certainly this camera's
+            dirs.push_back(d);
+        }
+        if (dir.empty() && dirs.size() == 1) dir = dirs[0];
+        for (size_t i = 0; dir.empty() && i < dirs.size(); i++) {
+            std::string base = dirs[i].substr(dirs[i].rfind('/') + 1);
+            auto dash = base.find('-');
+            if (id.find(base) != std::string::npos ||
+                (dash != std::string::npos && id.find("-" + base.substr(dash + 1) + "-") != std::string::npos))
+                dir = dirs[i];
+        }
+        if (!dir.empty())
+            for (auto &n : after) {
+                struct stat st;
+                if (sysfsPath(n.first).rfind(dir + "/", 0) == 0 && fstat(n.first, &st) == 0) {
+                    s->cameraNodes.insert(n);
+                    s->cameraRdev[n.first] = st.st_rdev;
+                }
+            }
     }
     {
         std::lock_guard<std::mutex> lock(g_mutex);

@@ -27,10 +27,10 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         var crop: NormalizedRect = .full
         var focusMode: FocusMode = .continuous
         var closed = false
-        var lastFrame = Date()
         var reportedLoss = false
     }
-    /// Polls for a vanished device while frames stall (libcamera without udevd never says).
+    /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
+    /// unplug its requests never complete (uvcvideo), so no frame callback can tell either.
     private var lossTimer: DispatchSourceTimer?
     private let state = Locked(State())
 
@@ -93,7 +93,6 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     func completed(_ c: camhal_lc_completion) {
         guard let handle else { return }
         let index = c.buffer_index
-        state.withLock { $0.lastFrame = Date() }
         guard c.status == 0, c.plane_count > 0 else {
             handle.requeue(index)  // an errored buffer: give it straight back
             return
@@ -141,11 +140,11 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
 
     private func startLossWatch() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+        timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
         timer.setEventHandler { [weak self] in
             guard let self, let handle = self.handle else { return }
             let s = self.state.value
-            guard !s.closed, !s.reportedLoss, Date().timeIntervalSince(s.lastFrame) > 0.5 else { return }
+            guard !s.closed, !s.reportedLoss else { return }
             if camhal_lc_device_lost(handle.pointer) != 0 { self.disconnected() }
         }
         lossTimer = timer

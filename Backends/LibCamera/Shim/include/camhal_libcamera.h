@@ -136,9 +136,12 @@ void camhal_lc_set_crop(camhal_lc_session *s, int32_t x, int32_t y, uint32_t wid
 void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_start, int32_t wx, int32_t wy,
                          uint32_t ww, uint32_t wh, float lens_position);
 
-/// Whether the camera went away: Camera::disconnected fired (udev systems), or a device node the
-/// session opened at acquire() now reads "(deleted)" in /proc/self/fd (systems without udevd,
-/// where libcamera 0.0.3 never notices and would abort in stop()).
+/// Whether the camera went away: Camera::disconnected fired (udev systems), a video node of the
+/// camera answers VIDIOC_QUERYCAP with ENODEV, or a node it holds now reads "(deleted)" in
+/// /proc/self/fd (systems without udevd, where libcamera 0.0.3 never notices and would abort in
+/// stop()). Never blocks. Once true, the session delivers no more frames and the camera's dead
+/// device descriptors are replaced by an inert one (libcamera 0.0.3 would otherwise spin a core
+/// polling them and keep the device held).
 int camhal_lc_device_lost(camhal_lc_session *s);
 
 /// Stops the camera (blocks until every queued request completed or was cancelled; no frame
