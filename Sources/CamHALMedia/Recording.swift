@@ -123,8 +123,18 @@ extension CameraDevice {
                 guard let s = self?.currentState.status else { return false }
                 return s == .running || s == .starting || s == .interrupted
             }
-            return try Recording(url: url, options: options, device: device, stream: stream, first: first,
-                                 quality: quality?.quality, frameRate: rate, sourceAlive: alive)
+            let sessionError: @Sendable () -> CameraError? = { [weak self] in self?.currentState.error }
+            let recording = try Recording(url: url, options: options, device: device, stream: stream, first: first,
+                                          quality: quality?.quality, frameRate: rate, sourceAlive: alive, sourceError: sessionError)
+            // A session that fails (an unplug) ends the recording at once, not at the next stop().
+            let updates = stateUpdates()
+            recording.endOnSessionError(Task {
+                for await s in updates where s.status == .error || s.status == .idle {
+                    stream.cancel()
+                    return
+                }
+            })
+            return recording
         } catch {
             stream.cancel()
             throw error
@@ -151,6 +161,10 @@ public final class Recording: @unchecked Sendable {
     private let t0: Double
     private let frameDuration: UInt64
     private let sourceAlive: @Sendable () -> Bool
+    /// The session's error, reported as the recording's when the session ended it (a disconnect).
+    private let sourceError: @Sendable () -> CameraError?
+    /// Watches the session's state and ends the frames on an error; cancelled when finalized.
+    private let sessionWatch = Locked<Task<Void, Never>?>(nil)
 
     struct State {
         var frames = 0
@@ -194,9 +208,11 @@ public final class Recording: @unchecked Sendable {
     }
 
     init(url: URL, options: RecordingOptions, device: DeviceDescriptor, stream: FrameStream, first: Frame,
-         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true }) throws(CameraError) {
+         quality: Quality?, frameRate: Double, sourceAlive: @escaping @Sendable () -> Bool = { true },
+         sourceError: @escaping @Sendable () -> CameraError? = { nil }) throws(CameraError) {
         self.url = url
         self.sourceAlive = sourceAlive
+        self.sourceError = sourceError
         self.frames = stream
         let facing = first.lens?.facing ?? device.facing
         mirror = options.mirror == .on || (options.mirror == .auto && facing == .front)
@@ -306,7 +322,14 @@ public final class Recording: @unchecked Sendable {
         // The session ending the stream is an error even when stop() raced in right after it.
         let s = state.value
         let sourceGone = !sourceAlive() || !s.stopRequested
-        finalize(error: sourceGone ? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+        finalize(error: sourceGone ? sourceError() ?? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+    }
+
+    /// Keeps the task that ends this recording when its session fails (cancelled once finalized).
+    func endOnSessionError(_ task: Task<Void, Never>) {
+        let finished = finalizeOnce.value
+        sessionWatch.set(task)
+        if finished { task.cancel() }
     }
 
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
@@ -395,6 +418,7 @@ public final class Recording: @unchecked Sendable {
 
     private func finalizeNow(error: CameraError?) {
         frames.cancel()
+        sessionWatch.value?.cancel()
         pushQueue.sync {}  // the last push has landed
         state.withLock { $0.ended = true }
         let src = UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self)
