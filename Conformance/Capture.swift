@@ -95,7 +95,8 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         guard let (stats, error) = result else { throw CheckFailure(reason: "no finalized event") }
         try expect(error == nil, "finalized with \(String(describing: error))")
         try expect(stats.frames > 0 && stats.bytes > 0, "\(stats)")
-        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        // Decoding is software H.264: stretched like every other wait on a slow (emulated) machine.
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))
         try expect(decoded >= stats.frames - 2, "file decodes to \(decoded) of \(stats.frames) frames")
         return .ok
     },
@@ -133,7 +134,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             throw CheckFailure(reason: "recording not finalized within \(String.num(ctx.timeout(5))) s of the session failing")
         }
         try expect(error == .disconnected(device: ctx.device.id), "recording ended with \(String(describing: error)), not the disconnect")
-        let decoded = try VideoFileProbe.decodedFrameCount(url)
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))
         try expect(stats.frames > 5 && decoded >= stats.frames - 2, "decoded \(decoded) of \(stats.frames) frames")
         return .ok
     },

@@ -130,11 +130,13 @@ enum V4L2Discovery {
         return "ZOOM_ABSOLUTE \(z.minimum)...\(z.maximum) (\(mapping))"
     }
 
-    /// Focus modes a set of focus controls allows (F2).
+    /// Focus modes a set of focus controls allows (F2). `auto` (one sweep, then hold) needs
+    /// AUTO_FOCUS_START: UVC webcams have only FOCUS_AUTO (focus_automatic_continuous), which is
+    /// continuous focus, so they do not list it.
     static func focusModes(auto: Bool, absolute: Bool, start: Bool) -> [FocusMode] {
         var modes: [FocusMode] = []
         if auto { modes.append(.continuous) }
-        if start || auto { modes.append(.auto) }
+        if start { modes.append(.auto) }
         if auto || absolute || start { modes.append(.locked) }
         if absolute { modes.append(.manual) }
         return modes

@@ -397,8 +397,11 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             // ZOOM_ABSOLUTE's minimum is 1x, factor = value / minimum (ZoomControlMapping).
             let mapping = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: lens.nativeZoomCeiling)
             guard let applied = try? core.fd.setControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
-            // S_CTRL hands back the value after the driver's rounding to its step.
-            return .device(factor: mapping.factor(forValue: Int64(applied)))
+            // S_CTRL hands back the value after the driver's rounding to its step. The frames
+            // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
+            let appliedFactor = mapping.factor(forValue: Int64(applied))
+            sensorCrop.set(.centered(zoomFactor: appliedFactor))
+            return .device(factor: appliedFactor)
         case .sensorCrop:
             return applyCrop(factor: factor)
         default:
