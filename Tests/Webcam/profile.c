@@ -50,7 +50,7 @@ typedef struct {
 } Ctx;
 
 static int fail(Ctx *c, const char *field, const char *fmt, ...) {
-    char msg[256];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -66,7 +66,7 @@ static int parse_int(Ctx *c, const char *field, const char *s, long lo, long hi,
     if (*s == '\0' || *end != '\0' || errno)
         return fail(c, field, "'%s' is not an integer", s);
     if (v < lo || v > hi)
-        return fail(c, field, "%ld is out of range %ld..%ld", v, lo, hi);
+        return fail(c, field, "%s is out of range %ld..%ld", s, lo, hi);
     *out = v;
     return 0;
 }

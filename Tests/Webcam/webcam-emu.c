@@ -9,6 +9,7 @@
  *   webcam-emu run --profile FILE --port N [--socket-dir DIR] [--udev]
  *   webcam-emu check FILE...          parse profiles, print a summary, exit 1 on errors
  *   webcam-emu ctl SERIAL COMMAND...  send one control-socket command, print the answer
+ *   webcam-emu verify yuyv|mjpeg W H FILE  check a v4l2-ctl --stream-to capture's stamps
  *
  * Interface (WEBCAM-PROTOCOL.md, fixed with CamHAL's V4L2 backend):
  * - USB serial number (iSerialNumber) CAMHAL-<profile>-p<port>, kept across unplug/replug.
@@ -24,7 +25,8 @@
  *     status          ok plugged|unplugged frames=<sent> format=<fourcc> <w>x<h>
  * - Frames: a scene whose pixels encode their position (as CamHAL's virtual camera's
  *   SceneRenderer: luma rises with world x over -2..2, V with world y, U = 128), seen
- *   through the digital zoom (zoom_absolute / its minimum = magnification) and pan/tilt
+ *   through the digital zoom (zoom_absolute / its minimum = magnification; with a minimum
+ *   of 0, min..max is 1x..2x) and pan/tilt
  *   (pan_absolute / its maximum = centre shift in world units, tilt likewise).
  *   YUYV: the first 16 bytes of the first row hold the frame counter and the send time
  *   (CLOCK_MONOTONIC ns), 8 bytes each, little endian.  MJPEG: a real JPEG (TurboJPEG,
@@ -324,6 +326,7 @@ static void render_scene(void) {
     double zoom = 1, cx = 0, cy = 0;
     CtrlVal *z = ctrl_by_name("zoom_absolute"), *pan = ctrl_by_name("pan_absolute"), *tilt = ctrl_by_name("tilt_absolute");
     if (z && z->min > 0 && z->cur >= z->min) zoom = (double)z->cur / z->min;
+    else if (z && z->max > z->min && z->cur >= z->min) zoom = 1 + (double)(z->cur - z->min) / (z->max - z->min);
     if (pan && pan->max > 0) cx = (double)pan->cur / pan->max;
     if (tilt && tilt->max > 0) cy = (double)tilt->cur / tilt->max;
     double half = 1.0 / zoom, aspect = (double)h / w;
@@ -1012,7 +1015,7 @@ static int run(int argc, char **argv) {
         else { fprintf(stderr, "webcam-emu run: unknown argument '%s'\n", argv[i]); return 2; }
     }
     if (!profile || D.port < 0 || D.port > 7) { fprintf(stderr, "webcam-emu run: needs --profile FILE and --port 0..7\n"); return 2; }
-    char err[512];
+    char err[1400];
     if (profile_load(profile, &D.prof, err, sizeof err) < 0) { fprintf(stderr, "webcam-emu: %s\n", err); return 1; }
     snprintf(D.serial, sizeof D.serial, "%s-p%d", D.prof.serial_base, D.port);
     g_serial = D.serial;
@@ -1099,7 +1102,7 @@ static int check(int argc, char **argv) {
     int bad = 0;
     for (int i = 0; i < argc; i++) {
         Profile p;
-        char err[512];
+        char err[1400];
         if (profile_load(argv[i], &p, err, sizeof err) < 0) { fprintf(stderr, "webcam-emu: %s\n", err); bad = 1; continue; }
         int nc = 0;
         for (int k = 0; k < n_ctrl_defs; k++) nc += p.ctrls[k].present;
@@ -1135,13 +1138,81 @@ static int ctl(int argc, char **argv) {
     return strncmp(ans, "ok", 2) ? 1 : 0;
 }
 
+/* webcam-emu verify yuyv|mjpeg W H FILE: checks a `v4l2-ctl --stream-to` capture of this
+ * emulator's frames and prints "frames=N counters=A..B missing=M bad=K luma=L..H maxgap=Gms"
+ * (luma: the middle row's range, which shows the zoom; bad: frames whose stamp or JPEG
+ * structure is broken; maxgap: the longest time between two frames' send stamps).  Exit 0 if at least one good frame was found. */
+static int verify(int argc, char **argv) {
+    if (argc != 4) { fprintf(stderr, "usage: webcam-emu verify yuyv|mjpeg W H FILE\n"); return 2; }
+    bool yuyv = !strcmp(argv[0], "yuyv");
+    long w = atol(argv[1]), h = atol(argv[2]);
+    FILE *f = fopen(argv[3], "rb");
+    if (!f || w <= 0 || h <= 0) { fprintf(stderr, "webcam-emu verify: cannot read %s\n", argv[3]); return 2; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    if (n && fread(b, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "webcam-emu verify: short read\n"); return 2; }
+    fclose(f);
+    long frames = 0, bad = 0;
+    uint64_t first = 0, last = 0, last_t = 0, maxgap = 0;
+    int lmin = 255, lmax = 0;
+    if (yuyv) {
+        long fs = w * h * 2;
+        for (long off = 0; off + fs <= n; off += fs) {
+            uint64_t c = 0, t = 0;
+            for (int i = 7; i >= 0; i--) c = c << 8 | b[off + i];
+            for (int i = 15; i >= 8; i--) t = t << 8 | b[off + i];
+            if (frames && c <= last) { bad++; continue; }
+            if (!frames) first = c;
+            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
+            last = c;
+            last_t = t;
+            frames++;
+            const uint8_t *row = b + off + (h / 2) * w * 2;
+            for (long x = 0; x < w; x++) { if (row[2 * x] < lmin) lmin = row[2 * x]; if (row[2 * x] > lmax) lmax = row[2 * x]; }
+        }
+    } else {
+        for (long off = 0; off + 4 < n; off++) {
+            if (!(b[off] == 0xff && b[off + 1] == 0xd8)) continue;
+            unsigned long long c = 0, t = 0;
+            bool ok = b[off + 2] == 0xff && b[off + 3] == 0xfe;
+            if (ok) {
+                char com[80] = "";
+                int len = (b[off + 4] << 8 | b[off + 5]) - 2;
+                if (len > 0 && len < 79 && off + 6 + len <= n) memcpy(com, b + off + 6, (size_t)len);
+                ok = sscanf(com, "CAMHAL %llu %llu", &c, &t) == 2;
+            }
+            /* the frame must end with EOI before the next SOI */
+            long end = off + 2;
+            while (end + 1 < n && !(b[end] == 0xff && b[end + 1] == 0xd9)) end++;
+            if (end + 1 >= n) ok = false;
+            if (!ok || (frames && c <= last)) { bad++; continue; }
+            if (!frames) first = c;
+            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
+            last = c;
+            last_t = t;
+            frames++;
+            off = end;
+        }
+        lmin = lmax = 0;
+    }
+    long missing = frames ? (long)(last - first + 1) - frames : 0;
+    printf("frames=%ld counters=%llu..%llu missing=%ld bad=%ld luma=%d..%d maxgap=%llums\n", frames, (unsigned long long)first,
+           (unsigned long long)last, missing, bad, lmin, lmax, (unsigned long long)(maxgap / 1000000));
+    free(b);
+    return frames > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stderr, NULL, _IOLBF, 0);
     if (argc >= 2 && !strcmp(argv[1], "run")) return run(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "check")) return check(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "ctl")) return ctl(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "verify")) return verify(argc - 2, argv + 2);
     fprintf(stderr, "usage: webcam-emu run --profile FILE --port N [--socket-dir DIR] [--udev]\n"
                     "       webcam-emu check PROFILE...\n"
-                    "       webcam-emu ctl SERIAL COMMAND [ARG]\n");
+                    "       webcam-emu ctl SERIAL COMMAND [ARG]\n"
+                    "       webcam-emu verify yuyv|mjpeg W H CAPTURE-FILE\n");
     return 2;
 }

@@ -1,6 +1,20 @@
-# Logitech HD Pro Webcam C920 (046d:082d): 1080p, autofocus, digital zoom 100..500.
+# Logitech HD Pro Webcam C920 (046d:082d): the 1080p autofocus webcam with digital zoom
+# (zoom_absolute 100..500) and pan/tilt absolute (digital, +-10 degrees in arc-seconds).
+# Format of this file: Tests/Webcam/README.md.
+#
+# Controls (ranges, steps, defaults; auto_exposure offering Manual and Aperture Priority
+# only, i.e. UVC AE mode mask 0x09) and the card name from a published `v4l2-ctl --all`
+# of a C920 under kernel 6.1:
+source https://github.com/Digital1O1/HandGestureProject/blob/70cd1984886b7b86fcb09d9ba0487dff673a2376/AdjustCameraSettingTrackbars/notes.md
+# That dump covers brightness/contrast/saturation (0..255, default 128), auto exposure,
+# exposure 3..2047 (default 250), pan/tilt +-36000 step 3600, focus 0..250 step 5 and
+# zoom 100..500.  The processing-unit controls it does not show (white balance
+# temperature 2000..6500 default 4000, sharpness 0..255 default 128, gain 0..255
+# default 0, backlight 0..1, power line default 60 Hz) are the C920's as commonly
+# reported, not checked against a cited dump.
+# Frame sizes: a subset of the C920's (it lists 19 YUYV and 17 MJPEG sizes; YUYV above
+# 640x480 only at 10/5 fps because of USB 2 bandwidth), kept modest for qemu TCG.
 name Logitech HD Pro Webcam C920 (emulated)
-source TODO
 vid 0x046d
 pid 0x082d
 bcd_device 0x0011
