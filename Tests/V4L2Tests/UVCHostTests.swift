@@ -79,6 +79,14 @@ struct V4L2UVCHostTests {
         #expect(V4L2Binding.controlChange(id: ControlID.flashLEDMode, value: 2, zoom: m, hasFocusAbsolute: true) == (nil, nil))
     }
 
+    @Test func frameTimesNeverStepBack() {
+        #expect(V4L2Binding.increasingTimestamp(480.690004, after: -.infinity) == 480.690004)
+        #expect(V4L2Binding.increasingTimestamp(480.72, after: 480.690004) == 480.72)
+        // The step back seen on an emulated webcam's uvcvideo timestamps.
+        #expect(V4L2Binding.increasingTimestamp(480.635343, after: 480.690004) == 480.690004 + 1e-6)
+        #expect(V4L2Binding.increasingTimestamp(480.690004, after: 480.690004) > 480.690004)
+    }
+
     // MARK: stable USB IDs (/dev/v4l/by-id names without udevd)
 
     /// A sysfs tree: class/video4linux/video<N> → a USB interface under a USB device.

@@ -233,7 +233,9 @@ enum V4L2Discovery {
             if let z = fd.queryControl(ControlID.zoomAbsolute) {
                 zoomMethod = .optical
                 d[Key.zoomControl] = zoomDescription(z)
-            } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS) {
+            } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS), selection(fd, target: V4L2_SEL_TGT_CROP) != nil {
+                // uvcvideo answers CROP_BOUNDS/CROP_DEFAULT but has no CROP target (no S_SELECTION):
+                // only a driver that reports its current crop can be cropped.
                 zoomMethod = .sensorCrop
                 d[Key.zoomControl] = "selection crop, bounds \(bounds.width)x\(bounds.height)"
             } else {

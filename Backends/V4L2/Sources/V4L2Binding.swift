@@ -266,6 +266,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         var pfd = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         var spuriousErrors = 0
         var lastSequence: UInt64?
+        var lastTimestamp = -Double.infinity
         while true {
             let r = poll(&pfd, 2, 1000)
             if r < 0 {
@@ -323,11 +324,16 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             var sequence = Self.sequence(of: b)
             if let last = lastSequence, sequence <= last { sequence = last + 1 }
             lastSequence = sequence
+            // Time increases too (R1): uvcvideo's timestamps (host time at a frame's first packet,
+            // or converted from the device clock) were seen to step back ~55 ms on an emulated
+            // webcam; such a frame gets the previous time plus 1 µs.
+            let stamp = Self.increasingTimestamp(Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000, after: lastTimestamp)
+            lastTimestamp = stamp
             let frame = Frame(
                 format: format.pixelFormat, width: format.width, height: format.height,
                 planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
                 sequence: sequence,
-                timestamp: Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000,
+                timestamp: stamp,
                 sensorCrop: sensorCrop.value,
                 onRelease: { core.requeue(index) })
             if closed.value { return }  // the frame's release is a no-op once stopped
@@ -375,6 +381,11 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// Reports the unplug (S7) unless the binding is closing anyway.
     private func reportDisconnect() {
         if !closed.value { sink.report(.failed(.disconnected(device: deviceID))) }
+    }
+
+    /// `timestamp`, or just after `last` when the driver's clock stepped back.
+    static func increasingTimestamp(_ timestamp: Double, after last: Double) -> Double {
+        timestamp > last ? timestamp : last + 1e-6
     }
 
     /// The frame's sequence number. With V4L2_FIELD_ALTERNATE the two fields of a frame share
