@@ -33,9 +33,9 @@
  *   encoded again whenever the format or the zoom/pan/tilt changes) with a COM segment
  *   "CAMHAL <counter> <send_ns>" right after SOI.
  * - With --udev, after every plug the program writes what udevd would (there is none in
- *   the VM): /run/udev/data/c<maj>:<min> for its video and media nodes and the
- *   /dev/char/<maj>:<min> links, and /run/camhal-webcam/<serial>.node naming the capture
- *   node; on unplug it removes them.
+ *   the VM): /run/udev/data/c<maj>:<min> for its video and media nodes, the
+ *   /dev/char/<maj>:<min> links and /dev/v4l/by-id, by-path links, and
+ *   /run/camhal-webcam/<serial>.node naming the capture node; on unplug it removes them.
  */
 #define _GNU_SOURCE
 #include "profile.h"
@@ -241,6 +241,8 @@ static int string_desc(const char *s, uint8_t *out) {
 
 /* ---------------------------------------------------------------- device state */
 
+#define MAX_WRITTEN 16
+
 typedef struct Urb {
     uint32_t seq, ep, len;
     int npk;
@@ -289,7 +291,7 @@ static struct {
     uint64_t node_deadline_ns, attach_retry_ns;
     char node[300];
     int replug_client;
-    char written[8][160]; /* udev files and links we created */
+    char written[MAX_WRITTEN][400]; /* udev files and links we created */
     int n_written;
 } D;
 
@@ -514,7 +516,7 @@ static void probe_decode(const uint8_t *in, uint32_t len, Probe *pr) {
 }
 
 /* GET_* answer for one UVC control (selector) of a unit; returns length or -1 (stall). */
-static int ctrl_get(int unit, int sel, int req, uint8_t *out, uint32_t *set_len) {
+static int ctrl_get(int unit, int sel, int req, uint8_t *out) {
     const CtrlDef *first = NULL;
     for (int i = 0; i < n_ctrl_defs; i++) {
         const CtrlDef *d = &ctrl_defs[i];
@@ -523,14 +525,13 @@ static int ctrl_get(int unit, int sel, int req, uint8_t *out, uint32_t *set_len)
         if (!first) {
             first = d;
             memset(out, 0, d->size);
-            if (req == 0x86) { out[0] = v->info; *set_len = 1; return 1; }
-            if (req == 0x85) { put_le16(out, d->size); *set_len = 2; return 2; }
+            if (req == 0x86) { out[0] = v->info; return 1; }
+            if (req == 0x85) { put_le16(out, d->size); return 2; }
         }
         int32_t x = req == 0x81 ? v->cur : req == 0x82 ? v->min : req == 0x83 ? v->max : req == 0x84 ? v->res : v->def;
         for (int b = 0; b < d->vsize; b++) out[d->offset + b] = (uint8_t)((uint32_t)x >> (8 * b));
     }
     if (!first) return -1;
-    *set_len = first->size;
     return first->size;
 }
 
@@ -597,7 +598,6 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
     if (type != 1) return -1;
     int intf = wi & 0xff, ent = wi >> 8, cs = wv >> 8;
     bool get = rt & 0x80;
-    uint32_t len;
     if (intf == 1 && ent == 0 && (cs == 1 || cs == 2)) { /* VS probe / commit */
         Probe *pr = cs == 1 ? &D.probe : &D.commit;
         if (!get) {
@@ -631,7 +631,7 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
             return 0;
         }
         if (req < 0x81 || req > 0x87) { D.last_error = 0x07; return -1; }
-        int n = ctrl_get(unit, cs, req, out, &len);
+        int n = ctrl_get(unit, cs, req, out);
         if (n < 0) { D.last_error = 0x06; return -1; }
         D.last_error = 0;
         return n < wl ? n : wl;
@@ -832,33 +832,84 @@ static bool ours(const char *cls, int up) {
     return read_line_file(s, serial, sizeof serial) && !strcmp(serial, D.serial);
 }
 
+static void remember(const char *path) {
+    if (D.n_written < MAX_WRITTEN) snprintf(D.written[D.n_written++], sizeof D.written[0], "%s", path);
+}
+
+/* A symlink LINK -> TARGET that forget_udev() removes again. */
+static void udev_link(const char *target, const char *link) {
+    unlink(link);
+    if (symlink(target, link) == 0) remember(link);
+}
+
+/* udev's usb_id string sanitising: spaces become '_', other odd characters are dropped. */
+static void udev_string(char *out, size_t n, const char *in) {
+    size_t k = 0;
+    for (; *in && k + 1 < n; in++) {
+        unsigned char c = (unsigned char)*in;
+        if (c == ' ') out[k++] = '_';
+        else if (c > ' ' && c < 0x7f && c != '/' && c != '\\') out[k++] = (char)c;
+    }
+    out[k] = '\0';
+}
+
+/* What udevd (60-persistent-v4l.rules, usb_id, path_id, v4l_id) would have created for
+ * one of our nodes: the database entry, /dev/char/<maj>:<min>, and for video nodes the
+ * /dev/v4l/by-id and by-path links. */
 static void write_udev(const char *sysdev, const char *node, bool video) {
-    char p[PATH_MAX], majmin[32], db[160], link[160];
+    char p[PATH_MAX], majmin[32], db[160], link[400], target[96];
     snprintf(p, sizeof p, "%s/dev", sysdev);
     if (!read_line_file(p, majmin, sizeof majmin)) return;
+    char vendor[MAX_TEXT], model[MAX_TEXT], id_serial[3 * MAX_TEXT + 8], id_path[64], idx[16] = "0";
+    udev_string(vendor, sizeof vendor, D.prof.manufacturer);
+    udev_string(model, sizeof model, D.prof.product);
+    snprintf(id_serial, sizeof id_serial, "%s_%s_%s", vendor, model, D.serial);
+    snprintf(id_path, sizeof id_path, "platform-vhci_hcd.0-usb-0:%d:1.0", D.port + 1);
+    snprintf(p, sizeof p, "%s/index", sysdev);
+    if (video) read_line_file(p, idx, sizeof idx);
     snprintf(db, sizeof db, "/run/udev/data/c%s", majmin);
     FILE *f = fopen(db, "w");
     if (f) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         fprintf(f, "I:%llu\n", (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
-        if (video) {
-            char idx[16] = "0";
-            snprintf(p, sizeof p, "%s/index", sysdev);
-            read_line_file(p, idx, sizeof idx);
+        if (video)
             fprintf(f, "E:ID_V4L_VERSION=2\nE:ID_V4L_PRODUCT=%s\nE:ID_V4L_CAPABILITIES=:%s:\n", D.prof.product,
                     strcmp(idx, "0") ? "" : "capture");
-        }
-        fprintf(f, "E:ID_BUS=usb\nE:ID_VENDOR_ID=%04x\nE:ID_MODEL_ID=%04x\nE:ID_SERIAL_SHORT=%s\n", D.prof.vid, D.prof.pid, D.serial);
+        fprintf(f, "E:ID_BUS=usb\nE:ID_VENDOR=%s\nE:ID_VENDOR_ID=%04x\nE:ID_MODEL=%s\nE:ID_MODEL_ID=%04x\n"
+                   "E:ID_SERIAL=%s\nE:ID_SERIAL_SHORT=%s\nE:ID_USB_INTERFACE_NUM=00\nE:ID_PATH=%s\n",
+                vendor, D.prof.vid, model, D.prof.pid, id_serial, D.serial, id_path);
         fclose(f);
-        if (D.n_written < 8) snprintf(D.written[D.n_written++], 160, "%s", db);
+        remember(db);
     }
     mkdir("/dev/char", 0755);
     snprintf(link, sizeof link, "/dev/char/%s", majmin);
-    char target[96];
     snprintf(target, sizeof target, "../%s", node);
-    unlink(link);
-    if (symlink(target, link) == 0 && D.n_written < 8) snprintf(D.written[D.n_written++], 160, "%s", link);
+    udev_link(target, link);
+    if (video) {
+        mkdir("/dev/v4l", 0755);
+        mkdir("/dev/v4l/by-id", 0755);
+        mkdir("/dev/v4l/by-path", 0755);
+        snprintf(target, sizeof target, "../../%s", node);
+        snprintf(link, sizeof link, "/dev/v4l/by-id/usb-%s-video-index%s", id_serial, idx);
+        udev_link(target, link);
+        snprintf(link, sizeof link, "/dev/v4l/by-path/%s-video-index%s", id_path, idx);
+        udev_link(target, link);
+    }
+}
+
+/* Writes udev entries for our devices in sysfs directory DIR named PREFIX<n>; the USB
+ * device is UP levels above each. */
+static void write_udev_all(const char *dir, const char *prefix, int up, bool video) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[PATH_MAX];
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (ours(p, up)) write_udev(p, e->d_name, video);
+    }
+    if (d) closedir(d);
 }
 
 /* Looks for our capture node; once there, publishes it.  Returns true when found. */
@@ -886,20 +937,8 @@ static bool find_node(void) {
     if (access(devnode, F_OK) != 0) return false;
     snprintf(D.node, sizeof D.node, "%s", devnode);
     if (D.udev) {
-        d = opendir("/sys/class/video4linux");
-        while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, "video", 5)) continue;
-            snprintf(p, sizeof p, "/sys/class/video4linux/%s", e->d_name);
-            if (ours(p, 3)) write_udev(p, e->d_name, true);
-        }
-        if (d) closedir(d);
-        d = opendir("/sys/bus/media/devices");
-        while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, "media", 5)) continue;
-            snprintf(p, sizeof p, "/sys/bus/media/devices/%s", e->d_name);
-            if (ours(p, 2)) write_udev(p, e->d_name, false);
-        }
-        if (d) closedir(d);
+        write_udev_all("/sys/class/video4linux", "video", 3, true);
+        write_udev_all("/sys/bus/media/devices", "media", 2, false);
     }
     snprintf(p, sizeof p, "%s/%s.node", D.sockdir, D.serial);
     char tmp[PATH_MAX + 8];
@@ -1042,12 +1081,12 @@ static int run(int argc, char **argv) {
         int timeout = 1000;
         if (D.want_node || D.replug_client >= 0) timeout = 50;
         if (D.streaming && D.video_q) {
-            if (D.in_flight || D.need_zlp) timeout = 0;
-            else {
-                uint64_t due = D.next_frame_ns > D.stall_until_ns ? D.next_frame_ns : D.stall_until_ns;
-                int ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
-                if (ms < timeout) timeout = ms;
-            }
+            /* the next thing to send: the rest of the frame in flight, or the next frame;
+             * either waits for the end of a stall */
+            uint64_t due = D.in_flight || D.need_zlp ? now : D.next_frame_ns;
+            if (D.stall_until_ns > due) due = D.stall_until_ns;
+            int ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
+            if (ms < timeout) timeout = ms;
         }
         struct pollfd pf[2 + MAX_CLIENTS];
         int n = 0;
@@ -1092,7 +1131,7 @@ static int run(int argc, char **argv) {
             D.next_frame_ns += iv;
             if (D.next_frame_ns + iv < now) D.next_frame_ns = now + iv; /* fell behind: do not burst */
         }
-        while (D.streaming && (D.in_flight || D.need_zlp) && D.video_q && D.usb >= 0) pump_one();
+        while (D.streaming && (D.in_flight || D.need_zlp) && D.video_q && D.usb >= 0 && now >= D.stall_until_ns) pump_one();
     }
 }
 
@@ -1139,9 +1178,15 @@ static int ctl(int argc, char **argv) {
 }
 
 /* webcam-emu verify yuyv|mjpeg W H FILE: checks a `v4l2-ctl --stream-to` capture of this
- * emulator's frames and prints "frames=N counters=A..B missing=M bad=K luma=L..H maxgap=Gms"
- * (luma: the middle row's range, which shows the zoom; bad: frames whose stamp or JPEG
- * structure is broken; maxgap: the longest time between two frames' send stamps).  Exit 0 if at least one good frame was found. */
+ * emulator's frames and prints
+ *   frames=N counters=A..B missing=M bad=K reordered=R luma=L..H maxgap=Gms
+ * frames: frames with a valid stamp (YUYV: counter + a send time not in the future;
+ * MJPEG: SOI, the CAMHAL COM segment and an EOI); bad: frames without one, or repeated;
+ * missing: counters between A and B never seen; reordered: frames delivered after one
+ * with a higher counter (uvcvideo in 6.1 completes buffers from an unordered workqueue,
+ * so under load two frames can swap); luma: the middle row's range of YUYV frames
+ * (shows the zoom); maxgap: the longest time between consecutive send stamps.
+ * Exit 0 if at least one valid frame was found. */
 static int verify(int argc, char **argv) {
     if (argc != 4) { fprintf(stderr, "usage: webcam-emu verify yuyv|mjpeg W H FILE\n"); return 2; }
     bool yuyv = !strcmp(argv[0], "yuyv");
@@ -1154,54 +1199,85 @@ static int verify(int argc, char **argv) {
     uint8_t *b = malloc((size_t)n + 1);
     if (n && fread(b, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "webcam-emu verify: short read\n"); return 2; }
     fclose(f);
-    long frames = 0, bad = 0;
-    uint64_t first = 0, last = 0, last_t = 0, maxgap = 0;
+    long cap = 1024, nf = 0, bad = 0, reordered = 0;
+    uint64_t *cs = malloc(sizeof(uint64_t) * (size_t)cap), *ts = malloc(sizeof(uint64_t) * (size_t)cap);
+    uint64_t now = now_ns();
     int lmin = 255, lmax = 0;
-    if (yuyv) {
-        long fs = w * h * 2;
-        for (long off = 0; off + fs <= n; off += fs) {
-            uint64_t c = 0, t = 0;
+    for (long off = 0; off < n;) {
+        uint64_t c = 0, t = 0;
+        bool ok;
+        long next;
+        if (yuyv) {
+            long fs = w * h * 2;
+            if (off + fs > n) break;
             for (int i = 7; i >= 0; i--) c = c << 8 | b[off + i];
             for (int i = 15; i >= 8; i--) t = t << 8 | b[off + i];
-            if (frames && c <= last) { bad++; continue; }
-            if (!frames) first = c;
-            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
-            last = c;
-            last_t = t;
-            frames++;
-            const uint8_t *row = b + off + (h / 2) * w * 2;
-            for (long x = 0; x < w; x++) { if (row[2 * x] < lmin) lmin = row[2 * x]; if (row[2 * x] > lmax) lmax = row[2 * x]; }
-        }
-    } else {
-        for (long off = 0; off + 4 < n; off++) {
-            if (!(b[off] == 0xff && b[off + 1] == 0xd8)) continue;
-            unsigned long long c = 0, t = 0;
-            bool ok = b[off + 2] == 0xff && b[off + 3] == 0xfe;
+            ok = t > 0 && t <= now && c < (1ull << 40);
+            if (ok) {
+                const uint8_t *row = b + off + (h / 2) * w * 2;
+                for (long x = 0; x < w; x++) { if (row[2 * x] < lmin) lmin = row[2 * x]; if (row[2 * x] > lmax) lmax = row[2 * x]; }
+            }
+            next = off + fs;
+        } else {
+            if (!(b[off] == 0xff && off + 1 < n && b[off + 1] == 0xd8)) { off++; continue; }
+            unsigned long long cc = 0, tt = 0;
+            ok = off + 6 < n && b[off + 2] == 0xff && b[off + 3] == 0xfe;
             if (ok) {
                 char com[80] = "";
                 int len = (b[off + 4] << 8 | b[off + 5]) - 2;
                 if (len > 0 && len < 79 && off + 6 + len <= n) memcpy(com, b + off + 6, (size_t)len);
-                ok = sscanf(com, "CAMHAL %llu %llu", &c, &t) == 2;
+                ok = sscanf(com, "CAMHAL %llu %llu", &cc, &tt) == 2;
             }
-            /* the frame must end with EOI before the next SOI */
             long end = off + 2;
             while (end + 1 < n && !(b[end] == 0xff && b[end + 1] == 0xd9)) end++;
             if (end + 1 >= n) ok = false;
-            if (!ok || (frames && c <= last)) { bad++; continue; }
-            if (!frames) first = c;
-            if (frames && t > last_t && t - last_t > maxgap) maxgap = t - last_t;
-            last = c;
-            last_t = t;
-            frames++;
-            off = end;
+            c = cc;
+            t = tt;
+            next = end + 2;
         }
-        lmin = lmax = 0;
+        for (long i = 0; ok && i < nf; i++)
+            if (cs[i] == c) ok = false; /* a repeat */
+        if (!ok) {
+            if (bad++ < 3) {
+                fprintf(stderr, "verify: frame at offset %ld has no valid stamp:", off);
+                for (int i = 0; i < 16 && off + i < n; i++) fprintf(stderr, " %02x", b[off + i]);
+                fprintf(stderr, "\n");
+            }
+        } else {
+            if (nf == cap) {
+                cap *= 2;
+                cs = realloc(cs, sizeof(uint64_t) * (size_t)cap);
+                ts = realloc(ts, sizeof(uint64_t) * (size_t)cap);
+            }
+            if (nf && c < cs[nf - 1]) reordered++;
+            cs[nf] = c;
+            ts[nf++] = t;
+        }
+        off = next;
     }
-    long missing = frames ? (long)(last - first + 1) - frames : 0;
-    printf("frames=%ld counters=%llu..%llu missing=%ld bad=%ld luma=%d..%d maxgap=%llums\n", frames, (unsigned long long)first,
-           (unsigned long long)last, missing, bad, lmin, lmax, (unsigned long long)(maxgap / 1000000));
+    uint64_t first = UINT64_MAX, last = 0, maxgap = 0;
+    for (long i = 0; i < nf; i++) {
+        if (cs[i] < first) first = cs[i];
+        if (cs[i] > last) last = cs[i];
+    }
+    /* longest gap between send times, in counter order (insertion sort by counter) */
+    for (long i = 1; i < nf; i++)
+        for (long j = i; j > 0 && cs[j] < cs[j - 1]; j--) {
+            uint64_t x = cs[j]; cs[j] = cs[j - 1]; cs[j - 1] = x;
+            x = ts[j]; ts[j] = ts[j - 1]; ts[j - 1] = x;
+        }
+    for (long i = 1; i < nf; i++)
+        if (ts[i] > ts[i - 1] && ts[i] - ts[i - 1] > maxgap) maxgap = ts[i] - ts[i - 1];
+    if (!nf) first = 0;
+    if (!yuyv || !nf) lmin = lmax = 0;
+    long missing = nf ? (long)(last - first + 1) - nf : 0;
+    printf("frames=%ld counters=%llu..%llu missing=%ld bad=%ld reordered=%ld luma=%d..%d maxgap=%llums\n", nf,
+           (unsigned long long)first, (unsigned long long)last, missing, bad, reordered, lmin, lmax,
+           (unsigned long long)(maxgap / 1000000));
+    free(cs);
+    free(ts);
     free(b);
-    return frames > 0 ? 0 : 1;
+    return nf > 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
