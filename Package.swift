@@ -71,6 +71,8 @@ let package = Package(
             name: "LibCameraTests",
             dependencies: ["CamHAL", "CamHALLibCamera"],
             path: "Tests/LibCameraTests"),
+        // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],

@@ -137,8 +137,8 @@ public final class StateRecorder: @unchecked Sendable {
 }
 
 /// Throws a check failure with `reason` unless `condition` holds.
-func expect(_ condition: Bool, _ reason: @autoclosure () -> String) throws {
-    if !condition { throw CheckFailure(reason: reason()) }
+func expect(_ condition: Bool, _ reason: @autoclosure () -> String, file: String = #fileID, line: Int = #line) throws {
+    if !condition { throw CheckFailure(reason: reason(), file: file, line: line) }
 }
 
 /// Whether two doubles agree within a relative tolerance.

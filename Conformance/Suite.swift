@@ -35,11 +35,17 @@ public struct Check: Sendable {
     /// Clause ID with a letter when a clause has several checks (`Z1a`).
     public let id: String
     public let title: String
+    /// Where the check is written (`CamHALConformance/Zoom.swift`), for reports.
+    public let file: String
+    public let line: Int
     let body: @Sendable (ConformanceContext) async throws -> Outcome
 
-    public init(_ id: String, _ title: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Outcome) {
+    public init(_ id: String, _ title: String, file: String = #fileID, line: Int = #line,
+                _ body: @escaping @Sendable (ConformanceContext) async throws -> Outcome) {
         self.id = id
         self.title = title
+        self.file = file
+        self.line = line
         self.body = body
     }
 
@@ -53,15 +59,44 @@ public struct Area: Sendable {
     public let checks: [Check]
 }
 
+/// What one check did in a run, for machine-readable reports (`ConformanceReport`).
+public struct CheckResult: Sendable, Hashable {
+    /// The check's ID (`Z1a`); `clause` is the contract clause (`Z1`).
+    public var id: String
+    public var clause: String
+    /// The contract area (`Zoom`), as `ConformanceSuite.areas` names it.
+    public var area: String
+    public var title: String
+    public var outcome: Outcome
+    /// Wall-clock seconds the check took, clean-up included.
+    public var duration: Double
+    /// Where a failure was detected (the failing `expect`), else where the check is written.
+    public var file: String
+    public var line: Int
+}
+
 /// Totals of a run.
 public struct Summary: Sendable, Hashable {
     public var passed = 0
     public var failed = 0
     public var skipped = 0
     public var results: [String: Outcome] = [:]
+    /// Every check that ran, in order.
+    public var records: [CheckResult] = []
     public init() {}
     /// `N passed, N failed, N skipped`.
     public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
+
+    /// Counts `record`'s outcome and keeps the record.
+    mutating func add(_ record: CheckResult) {
+        records.append(record)
+        results[record.id] = record.outcome
+        switch record.outcome {
+        case .ok, .notSupported: passed += 1
+        case .fail: failed += 1
+        case .skip: skipped += 1
+        }
+    }
 }
 
 /// The conformance suite: every area, run against one device of one backend.
@@ -74,6 +109,19 @@ public enum ConformanceSuite {
 
     /// Every check.
     public static var checks: [Check] { areas.flatMap(\.checks) }
+
+    /// Whether `check` is selected by `only`: its ID (`Z4a`), its clause (`Z4`) or its clause
+    /// family (`Z`); every check when `only` is nil.
+    public static func selects(_ only: Set<String>?, _ check: Check) -> Bool {
+        guard let only else { return true }
+        return only.contains(check.id) || only.contains(check.clause) || only.contains(String(check.clause.prefix(1)))
+    }
+
+    /// The entries of `only` that select no check of `areas` (typos in a `--clauses` list).
+    public static func unknownSelectors(_ only: Set<String>, extraAreas: [Area] = []) -> [String] {
+        let all = (areas + extraAreas).flatMap(\.checks)
+        return only.filter { id in !all.contains { selects([id], $0) } }.sorted()
+    }
 
     /// Runs the checks whose clause or ID is in `only` (all when nil) against `device` of `backend`,
     /// printing one line per check through `log` and the summary line last.
@@ -93,29 +141,26 @@ public enum ConformanceSuite {
         log("Conformance of \(backend.identifier) device \(device.id) '\(device.name)'")
         if let injector { log("faults injected through \(injector.name): \(injector.supportedFaults.map(\.rawValue).sorted().joined(separator: ", "))") }
         for area in areas + extraAreas {
-            let selected = area.checks.filter { check in
-                guard let only else { return true }
-                return only.contains(check.id) || only.contains(check.clause) || only.contains(String(check.clause.prefix(1)))
-            }
+            let selected = area.checks.filter { selects(only, $0) }
             guard !selected.isEmpty else { continue }
             log("\n\(area.name):")
             for check in selected {
                 let started = Date()
                 let outcome: Outcome
+                var location = (check.file, check.line)
                 do {
                     outcome = try await check.body(context)
+                } catch let failure as CheckFailure {
+                    outcome = .fail(failure.reason)
+                    location = (failure.file, failure.line)
                 } catch {
                     outcome = .fail("threw \(error)")
                 }
                 await context.cleanUp()
-                let ms = Int(Date().timeIntervalSince(started) * 1000)
-                log("  \(check.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(check.title): \(outcome.line)  [\(ms) ms]")
-                summary.results[check.id] = outcome
-                switch outcome {
-                case .ok, .notSupported: summary.passed += 1
-                case .fail: summary.failed += 1
-                case .skip: summary.skipped += 1
-                }
+                let duration = Date().timeIntervalSince(started)
+                log("  \(check.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(check.title): \(outcome.line)  [\(Int(duration * 1000)) ms]")
+                summary.add(CheckResult(id: check.id, clause: check.clause, area: area.name, title: check.title, outcome: outcome,
+                                        duration: duration, file: location.0, line: location.1))
             }
         }
         log("\n\(summary.line)")
@@ -123,8 +168,15 @@ public enum ConformanceSuite {
     }
 }
 
-/// A check failure with its reason; `expect` throws it.
+/// A check failure with its reason and where it was detected; `expect` throws it.
 struct CheckFailure: Error, CustomStringConvertible {
     let reason: String
+    let file: String
+    let line: Int
+    init(reason: String, file: String = #fileID, line: Int = #line) {
+        self.reason = reason
+        self.file = file
+        self.line = line
+    }
     var description: String { reason }
 }

@@ -16,12 +16,26 @@ public struct BackendRegistry: Sendable {
     public init(_ backends: [any CameraBackend], environment: [String: String] = ProcessInfo.processInfo.environment) {
         registered = backends
         let names = backends.map(\.identifier)
-        if let env = environment["CAMHAL_BACKENDS"], !env.trimmingCharacters(in: .whitespaces).isEmpty {
+        override = environment["CAMHAL_BACKENDS"]
+        if let env = override, !env.trimmingCharacters(in: .whitespaces).isEmpty {
             preference = env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
                 .filter { !$0.isEmpty }
         } else {
             preference = names
         }
+    }
+
+    /// `CAMHAL_BACKENDS` as given.
+    private let override: String?
+
+    /// Why the preference order cannot open anything whatever the devices: `CAMHAL_BACKENDS`
+    /// names only unknown backends (`unknownBackend` naming the first), or only separators
+    /// (`invalidArgument`); nil otherwise.
+    public var preferenceProblem: CameraError? {
+        guard !registered.isEmpty, ordered.allSatisfy({ $0.backend == nil }) else { return nil }
+        if let unknown = preference.first { return .unknownBackend(unknown, known: identifiers) }
+        return .invalidArgument(name: "CAMHAL_BACKENDS", value: override ?? "",
+                                reason: "names no backend; use a comma-separated list of \(identifiers.joined(separator: ", "))")
     }
 
     /// The registered identifiers.
@@ -67,11 +81,12 @@ public struct BackendRegistry: Sendable {
                 }
                 device = d
             } else {
-                guard let d = devices.first else { throw CameraError.unknownDevice(id: "(any)", backend: b.identifier) }
+                guard let d = devices.first else { throw CameraError.backendUnavailable(backend: b.identifier, reason: "no device found") }
                 device = d
             }
             return Camera(backend: b, device: device, configuration: configuration)
         }
+        if let problem = preferenceProblem { throw problem }
         if let deviceID {
             for (_, b) in ordered {
                 guard let b, b.availability().isAvailable, let d = try? b.device(id: deviceID) else { continue }
@@ -80,7 +95,10 @@ public struct BackendRegistry: Sendable {
             throw CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
         }
         guard let (b, d) = firstAvailable() else {
-            throw CameraError.backendUnavailable(backend: preference.joined(separator: ","), reason: "no available backend has a device")
+            let unknown = ordered.filter { $0.backend == nil }.map { "'\($0.identifier)'" }
+            throw CameraError.backendUnavailable(
+                backend: preference.joined(separator: ","),
+                reason: "no available backend has a device" + (unknown.isEmpty ? "" : "; unknown backend \(unknown.joined(separator: ", ")) in CAMHAL_BACKENDS"))
         }
         return Camera(backend: b, device: d, configuration: configuration)
     }

@@ -24,130 +24,75 @@ enum BenchCommand {
             """,
         run: run)
 
-    struct Result {
-        var frames = 0
-        var wall = 0.0
-        var cpu = 0.0
-        var firstFrame: Double?
-        var fps: Double { wall > 0 ? Double(frames) / wall : 0 }
-        var cpuPerFrameMs: Double { frames > 0 ? cpu / Double(frames) * 1000 : 0 }
-    }
-
-
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "format", "size", "fps"], booleans: ["no-compare", "raw", "handler"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let frames = try a.int("frames") ?? 300
         guard frames > 0 else { throw UsageError("option --frames: '\(frames)' must be positive") }
-        var request = StreamRequest()
-        if let f = a["format"] {
-            guard let p = PixelFormat(fourCC: f) else { throw UsageError("option --format: '\(f)' is not a FourCC") }
-            request.pixelFormat = p
-        }
-        if let s = a["size"] {
-            let parts = s.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw UsageError("option --size: '\(s)' is not WxH") }
-            request.size = Size(width: parts[0], height: parts[1])
-        }
-        request.frameRate = try a.double("fps")
-        let camera = try Backends.registry().open(
+        let request = StreamRequest(pixelFormat: try a.fourCC("format"), size: try a.size("size"), frameRate: try a.double("fps"))
+        let camera = try CLI.registry().open(
             backend: a["backend"] ?? "v4l2", device: a["device"], configuration: Camera.Configuration(stream: request))
         let device = camera.device
         print("bench: \(device.backend):\(device.id) '\(device.name)', \(frames) frames")
 
-        // CamHAL run.
+        // CamHAL run: the raw binding and the frame handler call back on the backend's thread,
+        // so their take is shared under a lock; the FrameStream run takes frames in this task.
         final class Tally: @unchecked Sendable {
             let lock = NSCondition()
-            var r = Result()
-            var lastSequence: UInt64?
-            var outOfOrder = 0
-            var buffers = Set<UInt>()
-            var format = ""
-            let t0 = Date()
-            /// Blocks (a synchronous wait: the raw run has no async consumer) until every frame came.
-            func waitForAll(timeout: Double) {
-                let deadline = Date(timeIntervalSinceNow: timeout)
+            var take: FrameTake
+            init(limit: Int) { take = FrameTake(limit: limit) }
+            func record(_ frame: Frame) {
                 lock.lock()
-                while r.wall == 0 && lock.wait(until: deadline) {}
+                if take.record(frame) { lock.broadcast() }
                 lock.unlock()
             }
-            /// Counts a frame; returns true once `limit` frames were seen.
-            func count(_ frame: Frame, limit: Int) -> Bool {
+            /// Blocks (a synchronous wait: the raw run has no async consumer) until every frame came.
+            func waitForAll(timeout: Double) -> FrameTake {
+                let deadline = Date(timeIntervalSinceNow: timeout)
                 lock.lock()
                 defer { lock.unlock() }
-                guard r.frames < limit else { return true }
-                if r.firstFrame == nil {
-                    r.firstFrame = Date().timeIntervalSince(t0)
-                    format = "\(frame.format) \(frame.width)x\(frame.height)"
-                }
-                if let l = lastSequence, frame.sequence <= l { outOfOrder += 1 }
-                lastSequence = frame.sequence
-                buffers.insert(UInt(bitPattern: frame.planes.first?.baseAddress))
-                r.frames += 1
-                if r.frames >= limit { r.wall = Date().timeIntervalSince(t0); lock.broadcast(); return true }
-                return false
+                while !take.isComplete && lock.wait(until: deadline) {}
+                take.finish()
+                return take
             }
         }
-        let cpu0 = CPUTime.ofSelf()
-        let tally = Tally()
+        var r: FrameTake
         var stateNote = ""
         if a.has("raw") {
-            let sink = DriverSink(frame: { f in _ = tally.count(f, limit: frames) }, event: { e in printError("bench: event \(e)") })
+            let tally = Tally(limit: frames)
+            let sink = DriverSink(frame: { tally.record($0) }, event: { e in printError("bench: event \(e)") })
             let binding = try camera.backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
-            tally.waitForAll(timeout: Double(frames) + 30)
+            r = tally.waitForAll(timeout: Double(frames) + 30)
             binding.close()
         } else if a.has("handler") {
-            camera.setFrameHandler { f in _ = tally.count(f, limit: frames) }
+            let tally = Tally(limit: frames)
+            camera.setFrameHandler { tally.record($0) }
             camera.start()
-            tally.waitForAll(timeout: Double(frames) + 30)
+            r = tally.waitForAll(timeout: Double(frames) + 30)
             stateNote = "\(camera.currentState)"
             await camera.stop()
         } else {
-            let stream = camera.frames(policy: .block(capacity: 2))
-            camera.start()
-            for await frame in stream where tally.count(frame, limit: frames) { break }
+            r = await FrameTake.take(frames, from: camera, capacity: 2)
             stateNote = "\(camera.currentState)"
             await camera.stop()
         }
-        var r = tally.r
-        let (format, buffers, outOfOrder) = (tally.format, tally.buffers, tally.outOfOrder)
-        r.cpu = CPUTime.ofSelf() - cpu0
         guard r.frames == frames else {
             printError("bench: only \(r.frames) of \(frames) frames arrived (\(stateNote))")
             return 1
         }
         print(String(format: "camhal%@:   %@  %d frames in %.3f s = %.2f fps, CPU %.3f ms/frame, first frame %.3f s, copies/frame 0 (frames point into %d driver buffers), sequence regressions %d",
-                     a.has("raw") ? " (raw binding)" : a.has("handler") ? " (frame handler)" : " (FrameStream)", format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, buffers.count, outOfOrder))
+                     a.has("raw") ? " (raw binding)" : a.has("handler") ? " (frame handler)" : " (FrameStream)", r.format, r.frames, r.wall, r.fps, r.cpuPerFrameMs, r.firstFrame ?? 0, r.buffers.count, r.sequenceRegressions))
 
         guard !a.has("no-compare"), device.backend == "v4l2", let node = device.details["node"] else { return 0 }
         // The same node and format with v4l2-ctl.
-        let parts = format.split(separator: " ")
-        guard parts.count == 2 else { return 1 }
-        let wh = parts[1].split(separator: "x")
+        guard let pixel = r.pixelFormat, let size = r.size else { return 1 }
         var ctlArgs = ["-d", node]
         if let input = device.details["input"] { ctlArgs += ["-i", input] }
-        ctlArgs += ["--set-fmt-video=width=\(wh[0]),height=\(wh[1]),pixelformat=\(parts[0])"]
+        ctlArgs += ["--set-fmt-video=width=\(size.width),height=\(size.height),pixelformat=\(pixel.fourCC)"]
         if let fps = request.frameRate { ctlArgs += ["--set-parm=\(fps)"] }
         ctlArgs += ["--stream-mmap=4", "--stream-count=\(frames)"]
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
-        p.arguments = ctlArgs
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        let c0 = CPUTime.ofChildren()
-        let t1 = Date()
-        try p.run()
-        p.waitUntilExit()
-        var v = Result()
-        v.wall = Date().timeIntervalSince(t1)
-        v.cpu = CPUTime.ofChildren() - c0
-        v.frames = frames
-        guard p.terminationStatus == 0 else {
-            printError("bench: v4l2-ctl \(ctlArgs.joined(separator: " ")) exited with \(p.terminationStatus)")
-            return 1
-        }
+        let v = try FrameTake.reference("/usr/bin/v4l2-ctl", ctlArgs, frames: frames)
         print(String(format: "v4l2-ctl: %@  %d frames in %.3f s = %.2f fps, CPU %.3f ms/frame (process total, incl. start-up)",
-                     format, v.frames, v.wall, v.fps, v.cpuPerFrameMs))
+                     r.format, v.frames, v.wall, v.fps, v.cpuPerFrameMs))
         print(String(format: "ratio camhal/v4l2-ctl: fps %.3f, CPU/frame %.3f, wall %.3f", r.fps / v.fps, r.cpuPerFrameMs / v.cpuPerFrameMs, r.wall / v.wall))
         print("v4l2-ctl command: v4l2-ctl \(ctlArgs.joined(separator: " "))")
         return 0

@@ -21,62 +21,43 @@ enum BenchLibcameraCommand {
         run: run)
 
 
+    /// The printed line (keys sorted, as `CLI.json` prints them).
+    struct Line: Encodable {
+        var backend: String
+        var device: String
+        var frames: Int
+        var format: String
+        var bindToFirstMs: Double
+        var firstTimestamp: Double
+        var lastTimestamp: Double
+        var fps: Double
+        var cpuPerFrameMs: Double
+        var sequenceGaps: Int
+        var stopMs: Double
+    }
+
+    static func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+    static func ms(_ seconds: Double) -> Double { round3(seconds * 1000) }
+
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend", "device", "frames", "size", "format"], booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let n = try a.int("frames") ?? 100
         guard n >= 1 else { throw UsageError("option --frames: '\(n)' must be at least 1") }
-        var size = Size(width: 640, height: 480)
-        if let s = a["size"] {
-            let parts = s.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw UsageError("option --size: '\(s)' is not WxH") }
-            size = Size(width: parts[0], height: parts[1])
-        }
-        var pixel: PixelFormat?
-        if let f = a["format"] {
-            guard let p = PixelFormat(fourCC: f.count < 4 ? f.padding(toLength: 4, withPad: " ", startingAt: 0) : f) else {
-                throw UsageError("option --format: '\(f)' is not a FourCC")
-            }
-            pixel = p
-        }
-        let config = Camera.Configuration(stream: StreamRequest(pixelFormat: pixel, size: size))
-        let camera = try Backends.registry().open(backend: a["backend"] ?? "libcamera", device: a["device"], configuration: config)
-        let stream = camera.frames(policy: .block(capacity: 4))
-        let cpu0 = CPUTime.ofSelf()
-        let t0 = Date()
-        camera.start()
-        var count = 0
-        var firstTS = 0.0, lastTS = 0.0, bindToFirst = 0.0
-        var format = ""
-        var lastSequence: UInt64?
-        var gaps = 0
-        for await f in stream {
-            if count == 0 {
-                bindToFirst = Date().timeIntervalSince(t0)
-                firstTS = f.timestamp
-                format = "\(f.format) \(f.width)x\(f.height)"
-            }
-            if let l = lastSequence, f.sequence != l + 1 { gaps += 1 }
-            lastSequence = f.sequence
-            lastTS = f.timestamp
-            count += 1
-            if count == n { break }
-        }
-        let cpu = CPUTime.ofSelf() - cpu0
+        let size = try a.size("size") ?? Size(width: 640, height: 480)
+        let config = Camera.Configuration(stream: StreamRequest(pixelFormat: try a.fourCC("format"), size: size))
+        let camera = try CLI.registry().open(backend: a["backend"] ?? "libcamera", device: a["device"], configuration: config)
+        let take = await FrameTake.take(n, from: camera, capacity: 4)
         let t1 = Date()
         await camera.stop()
         let stopMs = Date().timeIntervalSince(t1) * 1000
-        if count < n {
-            printError("camhal bench-libcamera: stream ended after \(count) of \(n) frames: \(camera.currentState.error.map { "\($0)" } ?? "no error")")
+        if take.frames < n {
+            printError("camhal bench-libcamera: stream ended after \(take.frames) of \(n) frames: \(camera.currentState.error.map { "\($0)" } ?? "no error")")
             return 1
         }
-        let fps = n > 1 && lastTS > firstTS ? Double(n - 1) / (lastTS - firstTS) : 0
-        func r(_ v: Double) -> String { String(format: "%.3f", v) }
-        print("""
-            {"backend":"\(camera.backend.identifier)","device":"\(camera.device.id)","frames":\(n),"format":"\(format)",\
-            "bindToFirstMs":\(r(bindToFirst * 1000)),"firstTimestamp":\(r(firstTS)),"lastTimestamp":\(r(lastTS)),\
-            "fps":\(r(fps)),"cpuPerFrameMs":\(r(cpu * 1000 / Double(n))),"sequenceGaps":\(gaps),"stopMs":\(r(stopMs))}
-            """)
+        print(try CLI.json(Line(
+            backend: camera.backend.identifier, device: camera.device.id, frames: n, format: take.format,
+            bindToFirstMs: ms(take.firstFrame ?? 0), firstTimestamp: round3(take.firstTimestamp), lastTimestamp: round3(take.lastTimestamp),
+            fps: round3(take.deviceFPS), cpuPerFrameMs: round3(take.cpuPerFrameMs), sequenceGaps: take.sequenceGaps, stopMs: round3(stopMs))))
         return 0
     }
 }

@@ -20,7 +20,7 @@ enum BenchMediaCommand {
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["iterations", "size"], booleans: [])
         let n = try a.int("iterations") ?? 40
-        let size = try MediaSupport.parseSize(a["size"], flag: "size") ?? Size(width: 1920, height: 1080)
+        let size = try a.size("size") ?? Size(width: 1920, height: 1080)
         let w = size.width, h = size.height
         #if DEBUG
         print("warning: debug build; use `swift run -c release camhal bench-media` for real numbers")

@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALBackends
 import Foundation
 
 /// One `camhal` verb: its name, one-line summary, usage text and entry point.
@@ -17,11 +18,12 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Minimal flag parsing shared by every verb: `--flag value`, `--flag=value`, and boolean `--flag`.
+/// The one option parser every verb uses: `--flag value`, `--flag=value`, boolean `--flag`, and
+/// typed readers (`int`, `double`, `size`, `fourCC`) whose errors are `UsageError`s naming the
+/// option and the bad value. No verb takes positional arguments.
 struct Arguments {
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
-    private(set) var positional: [String] = []
 
     /// Parses `args` accepting only the named options; anything else is a `UsageError` naming it.
     init(_ args: [String], options: Set<String>, booleans: Set<String>) throws {
@@ -58,7 +60,7 @@ struct Arguments {
                     throw UsageError("unknown option '\(a)'")
                 }
             } else {
-                positional.append(a)
+                throw UsageError("unexpected argument '\(a)'")
             }
             i += 1
         }
@@ -79,6 +81,48 @@ struct Arguments {
         guard let d = Int(v) else { throw UsageError("option --\(name): '\(v)' is not an integer") }
         return d
     }
+
+    /// A `WIDTHxHEIGHT` option (`640x480`, case-insensitive x), or a `UsageError` naming the bad value.
+    func size(_ name: String) throws -> Size? {
+        guard let v = values[name] else { return nil }
+        guard let s = Self.parseSize(v) else { throw UsageError("option --\(name): '\(v)' is not WIDTHxHEIGHT (e.g. 640x480)") }
+        return s
+    }
+
+    /// A pixel format FourCC option, or a `UsageError` naming the bad value. Codes shorter than four
+    /// characters are padded with spaces, so `Y16` (as `camhal probe` prints it) means `Y16 `.
+    func fourCC(_ name: String) throws -> PixelFormat? {
+        guard let v = values[name] else { return nil }
+        guard let p = Self.parseFourCC(v) else {
+            throw UsageError("option --\(name): '\(v)' is not a FourCC (1 to 4 ASCII characters, e.g. YUYV, NV12, MJPG, Y16)")
+        }
+        return p
+    }
+
+    /// The CLI's one `WIDTHxHEIGHT` parser: both numbers positive.
+    static func parseSize(_ text: String) -> Size? {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        return Size(width: w, height: h)
+    }
+
+    /// The CLI's one FourCC parser: 1 to 4 printable ASCII characters, padded with spaces to four.
+    static func parseFourCC(_ text: String) -> PixelFormat? {
+        guard (1...4).contains(text.utf8.count), text.first != " " else { return nil }
+        return PixelFormat(fourCC: text.padding(toLength: 4, withPad: " ", startingAt: 0))
+    }
+}
+
+extension CameraError {
+    /// Errors that mean the command line (or `CAMHAL_BACKENDS`) named something that cannot exist
+    /// in any run: an unknown backend, or a `CAMHAL_BACKENDS` that names none. Exit status 2.
+    var isUsageError: Bool {
+        switch self {
+        case .unknownBackend: return true
+        case .invalidArgument(let name, _, _): return name == "CAMHAL_BACKENDS"
+        default: return false
+        }
+    }
 }
 
 enum CLI {
@@ -86,13 +130,31 @@ enum CLI {
         camhal: one camera API for Linux, over V4L2, libcamera, GStreamer and a virtual camera.
 
         usage: camhal <verb> [options]    (camhal <verb> --help for the verb's options)
+        exit status: 0 success, 1 the camera work failed, 2 bad usage (unknown verb, option,
+                     backend or value)
         """
+
+    /// The registry of every backend, or a usage error when `CAMHAL_BACKENDS` names no registered
+    /// backend (so a typo there is reported, not mistaken for "no camera").
+    static func registry() throws -> BackendRegistry {
+        let registry = Backends.registry()
+        if let problem = registry.preferenceProblem { throw problem }
+        return registry
+    }
+
+    /// JSON as the CLI prints it: sorted keys, paths unescaped (`/dev/video0`, not `\/dev\/video0`).
+    static func json<T: Encodable>(_ value: T, pretty: Bool = false) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
 
     static func main(arguments: [String], verbs: [Verb]) async -> Int32 {
         guard let first = arguments.first, first != "--help", first != "-h", first != "help" else {
             print(overview)
             print("\nverbs:")
-            for v in verbs { print("  \(v.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(v.summary)") }
+            let width = verbs.map(\.name.count).max() ?? 0
+            for v in verbs { print("  \(v.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(v.summary)") }
             return arguments.isEmpty ? 2 : 0
         }
         guard let verb = verbs.first(where: { $0.name == first }) else {
@@ -110,6 +172,9 @@ enum CLI {
         } catch let e as UsageError {
             printError("camhal \(verb.name): \(e.message)")
             printError(verb.usage)
+            return 2
+        } catch let e as CameraError where e.isUsageError {
+            printError("camhal \(verb.name): \(e)")
             return 2
         } catch let e as CameraError {
             printError("camhal \(verb.name): \(e)")

@@ -7,29 +7,43 @@ enum CaptureCommand {
     static let verb = Verb(
         name: "capture", summary: "take a photo and write it as JPEG",
         usage: """
-            usage: camhal capture -o photo.jpg [--backend B] [--device ID] [--quality Q] [--max-size WxH]
-                                  [--size WxH] [--zoom R] [--mirror auto|on|off] [--rotation 0|90|180|270]
+            usage: camhal capture -o photo.jpg [--backend B] [--device ID | --source S] [--format FOURCC] [--size WxH]
+                                  [--quality Q] [--max-size WxH] [--zoom R] [--mirror auto|on|off] [--rotation 0|90|180|270]
               -o, --output PATH  where to write (atomically: never a partial file at PATH)
+            \(MediaSupport.sourceUsage)
               --quality Q        JPEG quality 1...100 (default 90)
               --max-size WxH     scale down to fit
-              --size WxH         stream size to ask the device for
               --zoom R           zoom ratio before the shot
               --mirror M         auto mirrors front cameras (default)
               --rotation D       clockwise rotation to upright, stored as EXIF orientation
             """,
         run: run)
 
+    /// `settings.validate()`, its complaint worded as a usage error naming the option.
+    static func validate(_ settings: PhotoSettings) throws {
+        let problem: CameraError?
+        do {
+            try settings.validate()
+            problem = nil
+        } catch {
+            problem = error
+        }
+        guard let problem else { return }
+        guard case .invalidArgument(let name, let value, let reason) = problem else { throw problem }
+        let option = ["maxSize": "max-size", "rotationDegrees": "rotation"][name] ?? name
+        throw UsageError("option --\(option): '\(value)' \(reason)")
+    }
+
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["output", "backend", "device", "quality", "max-size", "size", "zoom", "mirror", "rotation"],
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "quality", "max-size", "zoom", "mirror", "rotation"]),
                               booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
-        let settings = PhotoSettings(quality: try a.int("quality") ?? 90, maxSize: try MediaSupport.parseSize(a["max-size"], flag: "max-size"),
+        let settings = PhotoSettings(quality: try a.int("quality") ?? 90, maxSize: try a.size("max-size"),
                                      mirror: try MediaSupport.parseMirror(a["mirror"]), rotationDegrees: try a.int("rotation") ?? 0)
-        try settings.validate()
+        try validate(settings)
         let url = URL(fileURLWithPath: output)
         try AtomicFile.checkWritable(url)  // before touching the camera
-        let camera = try MediaSupport.open(a, stream: StreamRequest(size: try MediaSupport.parseSize(a["size"], flag: "size")))
+        let camera = try MediaSupport.open(a)
         camera.start()
         do {
             try await MediaSupport.waitUntilStreaming(camera)

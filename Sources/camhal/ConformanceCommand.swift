@@ -1,26 +1,32 @@
 import CamHAL
 import CamHALBackends
 import CamHALConformance
+import CamHALMedia
 import Foundation
 
-/// `camhal conformance`: the shared conformance suite against real devices (or the virtual one).
+/// `camhal conformance`: the shared conformance suite against real devices (or the virtual one),
+/// with reports CI systems read (`--json`, `--junit FILE`).
 enum ConformanceCommand {
     static let verb = Verb(
         name: "conformance", summary: "run the contract's conformance checks against a device",
         usage: """
-            usage: camhal conformance [--backend B] [--device ID] [--only S,Z4a,...] [--time-scale X] [--list]
+            usage: camhal conformance [--backend B] [--device ID] [--clauses S,Z4a,...] [--time-scale X]
+                                      [--json] [--junit FILE] [--list]
               --backend B      backend to test (default: every available backend, each device)
-              --device ID      one device (default: every device of the backend)
-              --only LIST      clause families (S), clauses (Z4) or checks (Z4a), comma-separated
+              --device ID      one device (default: every device of the backend(s))
+              --clauses LIST   clause families (S), clauses (Z4) or checks (Z4a), comma-separated
+                               (--only is the same)
               --time-scale X   stretch every timeout by X (a software-emulated VM wants 4-10)
+              --json           one JSON document on stdout (the per-check lines go to stderr)
+              --junit FILE     also write JUnit XML to FILE: one <testcase> per check, named by its
+                               ID, classname the contract area, with durations and skip reasons
               --list           list the checks and exit
-            exit status: 0 when nothing failed, 1 on any FAIL, 2 on bad usage
+            exit status: 0 when nothing failed, 1 on any FAIL (or no device to test), 2 on bad usage
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "only", "time-scale"], booleans: ["list"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        let a = try Arguments(args, options: ["backend", "device", "clauses", "only", "time-scale", "junit"], booleans: ["list", "json"])
         if a.has("list") {
             for area in ConformanceSuite.areas {
                 print("\(area.name):")
@@ -30,46 +36,76 @@ enum ConformanceCommand {
         }
         let scale = try a.double("time-scale") ?? Double(ProcessInfo.processInfo.environment["CAMHAL_TIME_SCALE"] ?? "") ?? 1
         guard scale > 0 else { throw UsageError("option --time-scale: '\(scale)' must be positive") }
-        var only: Set<String>?
-        if let list = a["only"] {
-            let ids = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            let known = Set(ConformanceSuite.checks.flatMap { [$0.id, $0.clause, String($0.clause.prefix(1))] })
-            if let bad = ids.first(where: { !known.contains($0) }) { throw UsageError("option --only: unknown check '\(bad)'") }
-            only = ids
+        let only = try selection(a)
+        let junit = a["junit"].map { URL(fileURLWithPath: $0) }
+        if let junit { try AtomicFile.checkWritable(junit) }  // before the run, not after minutes of checks
+        let json = a.has("json")
+        // With --json stdout carries the document alone; the human lines go to stderr.
+        let log: @Sendable (String) -> Void = { line in if json { printError(line) } else { print(line) } }
+
+        var report = ConformanceReport()
+        let targets = try targets(a, skipped: &report.skippedBackends)
+        for s in report.skippedBackends { log("backend \(s.backend): \(s.reason), skipped") }
+        guard !targets.isEmpty else {
+            printError("camhal conformance: no device to test")
+            if json { print(try CLI.json(report, pretty: true)) }
+            return 1
         }
-        let registry = Backends.registry()
+        for (backend, device) in targets {
+            let s = await ConformanceSuite.run(backend: backend, device: device, only: only, timeScale: scale, log: log, holder: HoldCommand.holder)
+            report.add(backend: backend.identifier, device: device, summary: s)
+            log("")
+        }
+        if targets.count > 1 { log("all devices: \(report.passed) passed, \(report.failed) failed, \(report.skipped) skipped") }
+        if let junit {
+            try Data(report.junitXML().utf8).write(to: junit, options: .atomic)
+            log("wrote JUnit XML to \(junit.path)")
+        }
+        if json { print(try CLI.json(report, pretty: true)) }
+        return report.failed == 0 ? 0 : 1
+    }
+
+    /// `--clauses` (or `--only`) as a set, each entry checked against the suite.
+    static func selection(_ a: Arguments) throws -> Set<String>? {
+        if a["clauses"] != nil, a["only"] != nil { throw UsageError("--clauses and --only are the same option; give one") }
+        guard let option = a["clauses"] != nil ? "clauses" : a["only"] != nil ? "only" : nil, let list = a[option] else { return nil }
+        let ids = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        guard !ids.isEmpty else { throw UsageError("option --\(option): '\(list)' names no clause") }
+        if let bad = ConformanceSuite.unknownSelectors(ids).first {
+            throw UsageError("option --\(option): unknown clause or check '\(bad)' (camhal conformance --list shows them)")
+        }
+        return ids
+    }
+
+    /// The devices to test: `--backend`/`--device` when given, else every device of every
+    /// available backend. An unavailable backend is skipped (recorded) unless named with --backend.
+    static func targets(_ a: Arguments, skipped: inout [ConformanceReport.SkippedBackend]) throws -> [(any CameraBackend, DeviceDescriptor)] {
+        let registry = try CLI.registry()
+        let backends: [any CameraBackend] = if let name = a["backend"] { [try registry.backend(name)] } else { registry.ordered.compactMap(\.backend) }
         var targets: [(any CameraBackend, DeviceDescriptor)] = []
-        let backends: [any CameraBackend]
-        if let name = a["backend"] {
-            backends = [try registry.backend(name)]
-        } else {
-            backends = registry.ordered.compactMap(\.backend)
-        }
         for b in backends {
             if case .unavailable(let reason) = b.availability() {
                 if a["backend"] != nil { throw CameraError.backendUnavailable(backend: b.identifier, reason: reason) }
-                print("backend \(b.identifier): unavailable (\(reason)), skipped")
+                skipped.append(.init(backend: b.identifier, reason: "unavailable (\(reason))"))
+                continue
+            }
+            let devices: [DeviceDescriptor]
+            do {
+                devices = try b.devices()
+            } catch {
+                if a["backend"] != nil { throw error }
+                skipped.append(.init(backend: b.identifier, reason: "cannot list devices (\(error))"))
                 continue
             }
             if let id = a["device"] {
-                targets.append((b, try b.device(id: id)))
+                targets += devices.filter { $0.id == id }.map { (b, $0) }
             } else {
-                targets += try b.devices().map { (b, $0) }
+                targets += devices.map { (b, $0) }
             }
         }
-        guard !targets.isEmpty else {
-            printError("camhal conformance: no device to test")
-            return 1
+        if let id = a["device"], targets.isEmpty {
+            throw CameraError.unknownDevice(id: id, backend: backends.map(\.identifier).joined(separator: ","))
         }
-        var total = Summary()
-        for (backend, device) in targets {
-            let s = await ConformanceSuite.run(backend: backend, device: device, only: only, timeScale: scale, holder: HoldCommand.holder)
-            total.passed += s.passed
-            total.failed += s.failed
-            total.skipped += s.skipped
-            print("")
-        }
-        if targets.count > 1 { print("all devices: \(total.line)") }
-        return total.failed == 0 ? 0 : 1
+        return targets
     }
 }

@@ -17,33 +17,22 @@ enum GStreamerBenchCommand {
             """,
         run: run)
 
-    struct Measure {
-        var frames: Int
-        var wall: Double
-        var cpu: Double
-        var fps: Double { Double(frames) / wall }
-        var cpuPerFrameMs: Double { cpu / Double(frames) * 1000 }
-    }
-
-
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["frames", "size", "format", "rounds"], booleans: [])
         let n = try a.int("frames") ?? 600
         let rounds = try a.int("rounds") ?? 3
         guard n > 0, rounds > 0 else { throw UsageError("--frames and --rounds must be positive") }
-        let sizeText = a["size"] ?? "1280x720"
-        let parts = sizeText.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2 else { throw UsageError("option --size: '\(sizeText)' is not WxH") }
-        let size = Size(width: parts[0], height: parts[1])
-        let fourCC = a["format"] ?? "NV12"
-        guard let pixel = PixelFormat(fourCC: fourCC == "YUY2" ? "YUYV" : fourCC == "I420" ? "YU12" : fourCC),
-              let gstName = ["NV12": "NV12", "YUYV": "YUY2", "YUY2": "YUY2", "I420": "I420", "YU12": "I420", "RGB3": "RGB"][fourCC] else {
-            throw UsageError("option --format: '\(fourCC)' is not one of NV12, YUYV, I420, RGB3")
+        let size = try a.size("size") ?? Size(width: 1280, height: 720)
+        // GStreamer's names for the same formats are accepted too (YUY2, I420).
+        let given = a["format"] ?? "NV12"
+        guard let pixel = Arguments.parseFourCC(["YUY2": "YUYV", "I420": "YU12"][given] ?? given),
+              let gstName = [PixelFormat.nv12: "NV12", .yuyv: "YUY2", .i420: "I420", .rgb24: "RGB"][pixel] else {
+            throw UsageError("option --format: '\(given)' is not one of NV12, YUYV, I420, RGB3")
         }
 
-        var camhal: [Measure] = []
-        var raw: [Measure] = []
-        var launch: [Measure] = []
+        var camhal: [FrameTake] = []
+        var raw: [FrameTake] = []
+        var launch: [FrameTake] = []
         for _ in 0..<rounds {
             camhal.append(try await measureCamHAL(frames: n, size: size, pixel: pixel))
             raw.append(try measureBinding(frames: n, size: size, pixel: pixel))
@@ -52,7 +41,7 @@ enum GStreamerBenchCommand {
         let c = camhal.min { $0.cpu < $1.cpu }!
         let r = raw.min { $0.cpu < $1.cpu }!
         let g = launch.min { $0.cpu < $1.cpu }!
-        func line(_ name: String, _ m: Measure) -> String {
+        func line(_ name: String, _ m: FrameTake) -> String {
             String(format: "%-12@ %6d frames  %8.1f frames/s  %7.3f ms CPU/frame  (wall %.2f s, CPU %.2f s)",
                    name as NSString, m.frames, m.fps, m.cpuPerFrameMs, m.wall, m.cpu)
         }
@@ -71,66 +60,38 @@ enum GStreamerBenchCommand {
         return 0
     }
 
-    static func measureCamHAL(frames n: Int, size: Size, pixel: PixelFormat) async throws -> Measure {
+    static func measureCamHAL(frames n: Int, size: Size, pixel: PixelFormat) async throws -> FrameTake {
         let backend = GStreamerBackend(includeTestSource: false)
         // Not live and unpaced, exactly like the gst-launch side.
         let device = try backend.source(description: "videotestsrc num-buffers=\(n)")
         let camera = Camera(backend: backend, device: device, configuration: .init(stream: StreamRequest(pixelFormat: pixel, size: size)))
-        let stream = camera.frames(policy: .block(capacity: 4))
-        let cpu0 = CPUTime.ofSelf()
-        let t0 = Date()
-        camera.start()
-        var count = 0
-        var checksum = 0
-        for await frame in stream {
-            guard frame.width == size.width, frame.height == size.height, frame.format == pixel else {
-                throw CameraError.configurationFailed("bench got \(frame), wanted \(pixel) \(size)")
-            }
-            checksum &+= Int(frame.planes[0].bytes[frame.planes[0].length / 2])  // touch, in place
-            count += 1
-            if count == n { break }
-        }
-        let wall = Date().timeIntervalSince(t0)
-        let cpu = CPUTime.ofSelf() - cpu0
+        let take = await FrameTake.take(n, from: camera, capacity: 4)
         await camera.stop()
-        _ = checksum
-        return Measure(frames: count, wall: wall, cpu: cpu)
+        guard take.pixelFormat == pixel, take.size == size else {
+            throw CameraError.configurationFailed("bench got \(take.format), wanted \(pixel) \(size)")
+        }
+        return take
     }
 
     /// The backend alone: frames counted in the DriverSink callback, without the core's session.
-    static func measureBinding(frames n: Int, size: Size, pixel: PixelFormat) throws -> Measure {
+    static func measureBinding(frames n: Int, size: Size, pixel: PixelFormat) throws -> FrameTake {
         let backend = GStreamerBackend(includeTestSource: false)
         let device = try backend.source(description: "videotestsrc num-buffers=\(n)")
         let done = DispatchSemaphore(value: 0)
-        let count = Locked(0)
+        let take = Locked(FrameTake(limit: n))
         let sink = DriverSink(
-            frame: { f in
-                _ = f.planes[0].bytes[f.planes[0].length / 2]
-                if count.withLock({ c -> Int in c += 1; return c }) == n { done.signal() }
-            },
+            frame: { f in if take.withLock({ $0.record(f) }) { done.signal() } },
             event: { _ in })
-        let cpu0 = CPUTime.ofSelf()
-        let t0 = Date()
         let binding = try backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: StreamRequest(pixelFormat: pixel, size: size)), sink: sink)
         done.wait()
-        let wall = Date().timeIntervalSince(t0)
-        let cpu = CPUTime.ofSelf() - cpu0
         binding.close()
-        return Measure(frames: count.value, wall: wall, cpu: cpu)
+        return take.value
     }
 
-    static func measureLaunch(frames n: Int, size: Size, gstFormat: String) throws -> Measure {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-        p.arguments = ["-q", "videotestsrc", "num-buffers=\(n)", "!",
-                       "video/x-raw,format=\(gstFormat),width=\(size.width),height=\(size.height)", "!", "fakesink", "sync=false"]
-        p.standardOutput = FileHandle.nullDevice
-        let cpu0 = CPUTime.ofChildren()
-        let t0 = Date()
-        try p.run()
-        p.waitUntilExit()
-        let wall = Date().timeIntervalSince(t0)
-        guard p.terminationStatus == 0 else { throw CameraError.streamFailed("gst-launch-1.0 exited with \(p.terminationStatus)") }
-        return Measure(frames: n, wall: wall, cpu: CPUTime.ofChildren() - cpu0)
+    static func measureLaunch(frames n: Int, size: Size, gstFormat: String) throws -> FrameTake {
+        try FrameTake.reference("/usr/bin/gst-launch-1.0", [
+            "-q", "videotestsrc", "num-buffers=\(n)", "!",
+            "video/x-raw,format=\(gstFormat),width=\(size.width),height=\(size.height)", "!", "fakesink", "sync=false",
+        ], frames: n)
     }
 }

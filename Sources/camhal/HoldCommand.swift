@@ -9,18 +9,21 @@ enum HoldCommand {
     static let verb = Verb(
         name: "hold", summary: "stream a device until stopped (to test busy devices)",
         usage: """
-            usage: camhal hold --backend B --device ID [--seconds N]
-              prints 'streaming FORMAT' once the first frame arrived, then streams until killed
-              (or for N seconds) and releases the device
+            usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N]
+            \(MediaSupport.sourceUsage)
+              --seconds N        stream for N seconds (default 3600, or until killed), then release the device
+            Prints 'streaming FORMAT' once the first frame arrived.
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "seconds"], booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
-        guard let backend = a["backend"], let device = a["device"] else { throw UsageError("--backend and --device are required") }
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["seconds"]), booleans: [])
+        guard (a["backend"] != nil && a["device"] != nil) || a["source"] != nil else {
+            throw UsageError("--backend and --device (or --source) are required")
+        }
         let seconds = try a.double("seconds") ?? 3600
-        let camera = try Backends.registry().open(backend: backend, device: device)
+        guard seconds >= 0 else { throw UsageError("option --seconds: '\(a["seconds"] ?? "")' must not be negative") }
+        let camera = try MediaSupport.open(a)
         let states = camera.stateUpdates()
         camera.start()
         for await s in states {

@@ -1,25 +1,73 @@
 import CamHAL
 import CamHALBackends
+import CamHALGStreamer
 import CamHALMedia
 import CamHALVirtual
 import Foundation
 
-/// Shared by `capture`, `record` and `scan`: opening the source the flags name.
+/// Shared by `capture`, `record`, `scan` and `hold`: opening the source the flags name.
 enum MediaSupport {
-    /// Opens `--backend`/`--device` (default: the first available backend's first device), or a
-    /// virtual camera showing `--image` when given.
-    static func open(_ a: Arguments, stream: StreamRequest = .default, image: String? = nil) throws -> Camera {
-        let config = Camera.Configuration(stream: stream)
+    /// The options `open` reads, for the verbs' `Arguments`.
+    static let sourceOptions: Set<String> = ["backend", "device", "source", "format", "size"]
+
+    /// The usage lines for `sourceOptions`.
+    static let sourceUsage = """
+          --backend B        backend (default: the first available one in CAMHAL_BACKENDS order)
+          --device ID        device id as `camhal probe` lists it (default: the backend's first)
+          --source S         a GStreamer URI (rtsp://, file://) or source description
+                             ('videotestsrc pattern=ball', 'v4l2src device=/dev/video2 ! videoflip
+                             method=horizontal'), opened through the GStreamer backend
+          --format FOURCC    pixel format to stream (YUYV, NV12, MJPG, Y16...; see camhal probe)
+          --size WxH         stream size to ask the device for
+        """
+
+    /// Opens `--source` through the GStreamer backend, or `--backend`/`--device` (default: the first
+    /// available backend's first device), or a virtual camera showing `image` when given; streaming
+    /// `--format` and `--size` unless `stream` (which wins) says otherwise.
+    static func open(_ a: Arguments, stream: StreamRequest? = nil, image: String? = nil) throws -> Camera {
+        var request = stream ?? StreamRequest()
+        if request.pixelFormat == nil { request.pixelFormat = try a.fourCC("format") }
+        if request.size == nil { request.size = try a.size("size") }
+        let config = Camera.Configuration(stream: request)
+        let camera: Camera
         if let image {
             if let b = a["backend"], b != "virtual" { throw UsageError("--image shows a still image through the virtual camera; drop --backend \(b)") }
+            if a["source"] != nil { throw UsageError("--image and --source both name what to show; give one") }
             let g = try ImageLoader.loadGray(URL(fileURLWithPath: image))
             guard let gray = VirtualScene.GrayImage(width: g.width, height: g.height, pixels: g.pixels) else {
                 throw UsageError("--image \(image): empty image")
             }
             let backend = VirtualBackend(scene: .image(gray))
-            return try BackendRegistry([backend], environment: [:]).open(backend: "virtual", device: a["device"], configuration: config)
+            camera = try BackendRegistry([backend], environment: [:]).open(backend: "virtual", device: a["device"], configuration: config)
+        } else if let source = a["source"] {
+            camera = Camera(backend: GStreamerBackend.shared, device: try gstreamerSource(source, a), configuration: config)
+        } else {
+            camera = try CLI.registry().open(backend: a["backend"], device: a["device"], configuration: config)
         }
-        return try Backends.registry().open(backend: a["backend"], device: a["device"], configuration: config)
+        // A device that lists its formats and lacks the one asked for: say so rather than let the
+        // core pick another one silently.
+        if let want = request.pixelFormat, !camera.device.formats.isEmpty,
+           !camera.device.formats.contains(where: { $0.pixelFormat == want }) {
+            let offered = Set(camera.device.formats.map(\.pixelFormat.fourCC)).sorted().joined(separator: ", ")
+            throw CameraError.unsupported("\(camera.device.backend):\(camera.device.id) does not stream '\(want.fourCC)'; it offers \(offered)")
+        }
+        return camera
+    }
+
+    /// The GStreamer device for `--source`: a URI when it has a scheme, else a source description.
+    static func gstreamerSource(_ source: String, _ a: Arguments) throws -> DeviceDescriptor {
+        if let b = a["backend"], b.lowercased() != GStreamerBackend.shared.identifier {
+            throw UsageError("--source is opened through the gstreamer backend; drop --backend \(b)")
+        }
+        if a["device"] != nil { throw UsageError("--source and --device both name what to open; give one") }
+        if case .unavailable(let reason) = GStreamerBackend.shared.availability() {
+            throw CameraError.backendUnavailable(backend: GStreamerBackend.shared.identifier, reason: reason)
+        }
+        do {
+            return source.contains("://") ? try GStreamerBackend.shared.source(uri: source) : try GStreamerBackend.shared.source(description: source)
+        } catch CameraError.invalidArgument(_, let value, let reason) {
+            throw UsageError("option --source: '\(value)' \(reason)")
+        }
     }
 
     /// Waits up to `timeout` s for the first frame (isPreviewActive) or an error.
@@ -32,15 +80,6 @@ enum MediaSupport {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         throw CameraError.timeout("\(camera.device) did not deliver a frame within \(timeout) s")
-    }
-
-    static func parseSize(_ s: String?, flag: String) throws -> Size? {
-        guard let s else { return nil }
-        let parts = s.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-            throw UsageError("option --\(flag): '\(s)' is not WIDTHxHEIGHT")
-        }
-        return Size(width: w, height: h)
     }
 
     static func parseMirror(_ s: String?) throws -> PhotoSettings.Mirror {

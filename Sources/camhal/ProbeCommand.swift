@@ -47,8 +47,7 @@ enum ProbeCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["backend"], booleans: ["json"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
-        let registry = Backends.registry()
+        let registry = try CLI.registry()
         var entries: [(String, (any CameraBackend)?)] = registry.ordered.map { ($0.identifier, $0.backend) }
         if let only = a["backend"] { entries = [(only, try registry.backend(only))] }
 
@@ -74,9 +73,7 @@ enum ProbeCommand {
         }
 
         if a.has("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try CLI.json(report, pretty: true))
         } else {
             printTable(report)
         }

@@ -8,8 +8,10 @@ enum RecordCommand {
     static let verb = Verb(
         name: "record", summary: "record video to .mkv (or fragmented .mp4)",
         usage: """
-            usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID] [--quiet]
+            usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID | --source S]
+                                 [--format FOURCC] [--size WxH] [--quiet]
               -o, --output PATH  .mkv (Matroska) or .mp4 (fragmented MP4); both survive a cut
+            \(MediaSupport.sourceUsage)
               --duration S       seconds to record (default 5; Ctrl-C stops early and keeps the file)
               --quality Q        quality class, falling back to the closest lower one (CameraX style)
               --quiet            no progress lines
@@ -17,11 +19,11 @@ enum RecordCommand {
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["output", "duration", "quality", "backend", "device"], booleans: ["quiet"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "duration", "quality"]), booleans: ["quiet"])
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
         let duration = try a.double("duration") ?? 5
-        guard duration > 0 else { throw UsageError("option --duration: must be positive") }
+        guard duration > 0 else { throw UsageError("option --duration: '\(a["duration"] ?? "")' must be positive") }
+        if a["quality"] != nil, a["size"] != nil { throw UsageError("--quality and --size both choose the size; give one") }
         var selector: QualitySelector?
         if let q = a["quality"] {
             let table: [String: Quality] = ["sd": .sd, "hd": .hd, "fhd": .fhd, "uhd": .uhd]
@@ -32,7 +34,7 @@ enum RecordCommand {
         try AtomicFile.checkWritable(url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
-        if let selector, let request = selector.streamRequest(for: camera.device) {
+        if let selector, let request = selector.streamRequest(for: camera.device, pixelFormat: try a.fourCC("format")) {
             camera = try MediaSupport.open(a, stream: request)
         }
         camera.start()

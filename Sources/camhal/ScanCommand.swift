@@ -7,7 +7,9 @@ enum ScanCommand {
     static let verb = Verb(
         name: "scan", summary: "print barcodes (QR, EAN-13, Code 128...) seen by the camera",
         usage: """
-            usage: camhal scan [--backend B] [--device ID] [--image FILE] [--duration S] [--count N] [--json]
+            usage: camhal scan [--backend B] [--device ID | --source S | --image FILE] [--format FOURCC] [--size WxH]
+                               [--duration S] [--count N] [--json]
+            \(MediaSupport.sourceUsage)
               --image FILE   show FILE (PNG/JPEG) through the virtual camera and scan that
               --duration S   stop after S seconds (default 10)
               --count N      stop after N distinct barcodes
@@ -16,11 +18,20 @@ enum ScanCommand {
             """,
         run: run)
 
+    /// One `--json` line: a barcode's format, value (a URL stays unescaped) and where it was.
+    struct JSONLine: Encodable {
+        var format: String
+        var value: String
+        var bounds: [Int]
+        var normalizedBounds: [Double]
+    }
+
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "image", "duration", "count"], booleans: ["json"])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["image", "duration", "count"]), booleans: ["json"])
         let duration = try a.double("duration") ?? 10
+        guard duration > 0 else { throw UsageError("option --duration: '\(a["duration"] ?? "")' must be positive") }
         let limit = try a.int("count")
+        if let limit, limit < 1 { throw UsageError("option --count: '\(limit)' must be at least 1") }
         let camera = try MediaSupport.open(a, image: a["image"])
         camera.start()
         let seen = Locked(Set<String>())
@@ -31,14 +42,10 @@ enum ScanCommand {
                 let key = "\(c.format)\t\(c.value)"
                 guard seen.withLock({ $0.insert(key).inserted }) else { continue }
                 if json {
-                    let obj: [String: Any] = [
-                        "format": c.format.rawValue, "value": c.value,
-                        "bounds": [c.bounds.x, c.bounds.y, c.bounds.width, c.bounds.height],
-                        "normalizedBounds": [c.normalizedBounds.x, c.normalizedBounds.y, c.normalizedBounds.width, c.normalizedBounds.height],
-                    ]
-                    if let d = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys]) {
-                        print(String(decoding: d, as: UTF8.self))
-                    }
+                    let line = JSONLine(format: c.format.rawValue, value: c.value,
+                                        bounds: [c.bounds.x, c.bounds.y, c.bounds.width, c.bounds.height],
+                                        normalizedBounds: [c.normalizedBounds.x, c.normalizedBounds.y, c.normalizedBounds.width, c.normalizedBounds.height])
+                    if let text = try? CLI.json(line) { print(text) }
                 } else {
                     print(key)
                 }

@@ -14,10 +14,9 @@ enum WatchCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["seconds"], booleans: [])
-        guard a.positional.isEmpty else { throw UsageError("unexpected argument '\(a.positional[0])'") }
         let seconds = try a.double("seconds")
         if let seconds, seconds < 0 { throw UsageError("option --seconds: '\(seconds)' must not be negative") }
-        let registry = Backends.registry()
+        let registry = try CLI.registry()
         // Every backend that can watch, available or not: a backend with no device yet (V4L2
         // before the first webcam is plugged) is exactly what a hot-plug watch is for.
         let watches = registry.ordered.compactMap { entry -> (any DeviceWatch)? in

@@ -2,18 +2,20 @@ import Foundation
 
 // camhal: the command-line tool. Each verb lives in its own file as a `Verb`; this table is the
 // only place that lists them.
-let verbs: [Verb] = [
-    ProbeCommand.verb,
-    ConformanceCommand.verb,
-    WatchCommand.verb,
-    HoldCommand.verb,
-    CaptureCommand.verb,
-    RecordCommand.verb,
-    ScanCommand.verb,
-    BenchCommand.verb,
-    BenchMediaCommand.verb,
-    BenchLibcameraCommand.verb,
-    GStreamerBenchCommand.verb,
-]
+extension CLI {
+    static let verbs: [Verb] = [
+        ProbeCommand.verb,
+        ConformanceCommand.verb,
+        WatchCommand.verb,
+        HoldCommand.verb,
+        CaptureCommand.verb,
+        RecordCommand.verb,
+        ScanCommand.verb,
+        BenchCommand.verb,
+        BenchMediaCommand.verb,
+        BenchLibcameraCommand.verb,
+        GStreamerBenchCommand.verb,
+    ]
+}
 
-exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: verbs))
+exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: CLI.verbs))

@@ -1,0 +1,300 @@
+import CamHAL
+import Foundation
+import Testing
+
+@testable import camhal
+
+/// Every test that runs the `camhal` binary, one child process at a time: each child costs a
+/// core for a moment, and timing-sensitive tests run beside these.
+@Suite("camhal binary", .serialized)
+enum CamhalBinaryTests {}
+
+extension CamhalBinaryTests {
+    @Suite("camhal: verbs, exit codes, backends")
+    struct CLIBehaviourTests {
+        let scratchDir = Scratch()
+        var scratch: URL { scratchDir.url }
+
+        @Test("--help prints every verb's full name, and each printed name is a verb")
+        func helpNamesAreVerbs() async throws {
+            let run = try await camhal(["--help"])
+            #expect(run.status == 0, "\(run)")
+            let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
+                .compactMap { $0.split(separator: " ").first.map(String.init) }
+            #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
+            #expect(listed.contains("bench-libcamera") && listed.contains("bench-gstreamer"))
+            // Typing a printed name reaches that verb: through the binary for the two names --help
+            // used to cut, in the verb table for every one (each usage names its own verb).
+            for name in ["bench-libcamera", "bench-gstreamer"] {
+                let r = try await camhal([name, "--help"])
+                #expect(r.status == 0, "camhal \(name) --help: \(r)")
+                #expect(r.stdout.hasPrefix("usage: camhal \(name) "), "camhal \(name) --help: \(r)")
+            }
+            for verb in CLI.verbs { #expect(verb.usage.hasPrefix("usage: camhal \(verb.name) "), "\(verb.name): \(verb.usage)") }
+        }
+
+        /// Exit 2: the command line is wrong, whatever the machine has; each message names the bad value.
+        @Test("usage errors exit 2 and name the bad value", arguments: [
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0"], "'0'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "abc"], "'abc'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--rotation", "45"], "'45'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--max-size", "1x1"], "'1x1'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "640by480"], "'640by480'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--format", "TOOLONG"], "'TOOLONG'"),
+            (["capture", "--backend", "virtual"], "-o"),
+            (["probe", "--backend", "nosuch"], "'nosuch'"),
+            (["probe", "--bogus"], "'--bogus'"),
+            (["probe", "stray"], "'stray'"),
+            (["nosuchverb"], "'nosuchverb'"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "-1"], "'-1'"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--quality", "hd", "--size", "640x480"], "--size"),
+            (["scan", "--count", "0"], "'0'"),
+            (["hold", "--backend", "virtual"], "--device"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "-3"], "'-3'"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "videotestsrc", "--backend", "v4l2"], "--backend v4l2"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--source", "filesink location=/tmp/camhal-cli-never"], "filesink"),
+            (["conformance", "--backend", "nosuch"], "'nosuch'"),
+            (["bench-gstreamer", "--size", "1280"], "'1280'"),
+            (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
+            (["conformance", "--clauses", " , "], "' , '"),
+        ])
+        func usageErrors(args: [String], names: String) async throws {
+            let run = try await camhal(args)
+            #expect(run.status == 2, "\(args): \(run)")
+            #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
+        }
+
+        /// Exit 1: the command line is fine but the camera work failed.
+        @Test("runtime failures exit 1")
+        func runtimeFailures() async throws {
+            let out = scratch.appendingPathComponent("p.jpg").path
+            let unknownDevice = try await camhal(["capture", "-o", out, "--backend", "virtual", "--device", "no-such-device"])
+            #expect(unknownDevice.status == 1, "\(unknownDevice)")
+            #expect(unknownDevice.stderr.contains("'no-such-device'"), "\(unknownDevice)")
+            let unwritable = try await camhal(["capture", "-o", "/proc/camhal-cli/p.jpg", "--backend", "virtual"])
+            #expect(unwritable.status == 1, "\(unwritable)")
+            let junit = try await camhal(["conformance", "--backend", "virtual", "--clauses", "T1", "--junit", "/proc/camhal-cli/out.xml"])
+            #expect(junit.status == 1 && junit.stderr.contains("/proc/camhal-cli"), "checked before the run: \(junit)")
+            #expect(!junit.stdout.contains("Conformance of"), "\(junit)")
+            // Y16 is a FourCC (padded to 'Y16 ') the virtual camera does not stream: a device fact.
+            let format = try await camhal(["capture", "-o", out, "--backend", "virtual", "--format", "Y16"])
+            #expect(format.status == 1, "\(format)")
+            #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
+        }
+
+        @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
+        func backendsEnvironment() async throws {
+            let out = scratch.appendingPathComponent("p.jpg").path
+            let unknown = try await camhal(["capture", "-o", out], environment: ["CAMHAL_BACKENDS": "nosuch"])
+            #expect(unknown.status == 2, "\(unknown)")
+            #expect(unknown.stderr.contains("unknown backend 'nosuch'"), "\(unknown)")
+            let probe = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "nosuch"])
+            #expect(probe.status == 2 && probe.stderr.contains("'nosuch'"), "\(probe)")
+            let empty = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": " , "])
+            #expect(empty.status == 2, "\(empty)")
+            #expect(empty.stderr.contains("CAMHAL_BACKENDS ' , '"), "\(empty)")
+            // A known backend beside an unknown one still works (the unknown one is listed, not fatal).
+            let mixed = try await camhal(["probe"], environment: ["CAMHAL_BACKENDS": "virtual,nosuch"])
+            #expect(mixed.status == 0, "\(mixed)")
+            #expect(mixed.stdout.contains("backend nosuch: unavailable"), "\(mixed)")
+        }
+
+        @Test("--format picks the pixel format the photo is taken from")
+        func formatFlag() async throws {
+            for fourCC in ["NV12", "RGB3"] {
+                let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("\(fourCC).jpg").path, "--backend", "virtual", "--format", fourCC])
+                #expect(run.status == 0, "\(run)")
+                #expect(run.stdout.contains("(\(fourCC)"), "\(fourCC): \(run.stdout)")
+            }
+            let hold = try await camhal(["hold", "--backend", "virtual", "--device", "virtual-front", "--format", "RGB3", "--seconds", "0"])
+            #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming RGB3"), "\(hold)")
+        }
+
+        @Test("--source opens a GStreamer source description, with --format and --size")
+        func sourceFlag() async throws {
+            let run = try await camhal(["capture", "-o", scratch.appendingPathComponent("s.jpg").path,
+                                  "--source", "videotestsrc pattern=ball", "--format", "NV12", "--size", "320x240"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("320x240 JPEG") && run.stdout.contains("launch:videotestsrc pattern=ball"), "\(run.stdout)")
+            #expect(run.stdout.contains("(NV12"), "\(run.stdout)")
+            let hold = try await camhal(["hold", "--source", "videotestsrc", "--format", "YUYV", "--seconds", "0"])
+            #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
+        }
+
+        @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
+        func jsonSlashes() async throws {
+            let png = scratch.appendingPathComponent("qr.png")
+            let enc = try await tool("qrencode", ["-s", "6", "-o", png.path, "https://example.com/a/b"])
+            try #require(enc.status == 0, "\(enc)")
+            let run = try await camhal(["scan", "--image", png.path, "--count", "1", "--json", "--duration", "20"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("\"value\":\"https://example.com/a/b\""), "\(run.stdout)")
+            #expect(!run.stdout.contains("\\/"), "\(run.stdout)")
+            #expect(try CLI.json(["node": "/dev/video0"]) == #"{"node":"/dev/video0"}"#)
+        }
+    }
+
+    @Suite("camhal conformance: reports for CI")
+    struct ConformanceCLITests {
+        let scratchDir = Scratch()
+        var scratch: URL { scratchDir.url }
+
+        /// Python's xml module reads the JUnit file; it prints one line per testcase.
+        static let reader = """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            assert root.tag == "testsuites", root.tag
+            for suite in root.findall("testsuite"):
+                for case in suite.findall("testcase"):
+                    skipped = case.find("skipped")
+                    failure = case.find("failure")
+                    state = "fail" if failure is not None else "skip" if skipped is not None else "pass"
+                    print("\t".join([suite.get("name"), case.get("name"), case.get("classname"), case.get("time"), state]))
+            """
+
+        struct JSONReport: Decodable {
+            struct Run: Decodable { var backend: String; var device: String; var checks: [Check] }
+            struct Check: Decodable { var id: String; var area: String; var status: String; var seconds: Double }
+            var runs: [Run]
+            var passed: Int
+            var failed: Int
+            var skipped: Int
+        }
+
+        @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
+        func junitAndJSON() async throws {
+            let xml = scratch.appendingPathComponent("conformance.xml")
+            let run = try await camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])
+            #expect(run.status == 0, "\(run)")
+            // stdout is the JSON document alone; the per-check lines went to stderr.
+            let report = try JSONDecoder().decode(JSONReport.self, from: Data(run.stdout.utf8))
+            #expect(run.stderr.contains("T1 "), "\(run.stderr)")
+            #expect(report.failed == 0 && report.runs.map(\.device) == ["virtual-back", "virtual-front"])
+            let checks = report.runs.flatMap { r in r.checks.map { ("\(r.backend):\(r.device)", $0) } }
+            #expect(checks.count == 2 * 4, "S5a, S5b, T1, Z1a on each device: \(checks.map(\.1.id))")
+            #expect(report.passed + report.failed + report.skipped == checks.count)
+
+            let script = scratch.appendingPathComponent("read.py")
+            try Self.reader.write(to: script, atomically: true, encoding: .utf8)
+            let py = try await tool("python3", [script.path, xml.path])
+            #expect(py.status == 0, "python3 could not parse \(xml.path): \(py)")
+            let rows = py.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            #expect(rows.count == checks.count, "\(rows)")
+            for (row, (suite, check)) in zip(rows, checks) {
+                #expect(row == [suite, check.id, check.area, String(format: "%.3f", check.seconds), check.status == "skip" ? "skip" : "pass"], "\(row)")
+            }
+        }
+
+        @Test("--device picks one device across backends; an unknown one is a runtime error")
+        func deviceSelection() async throws {
+            let one = try await camhal(["conformance", "--device", "virtual-front", "--clauses", "T1", "--json"],
+                                 environment: ["CAMHAL_BACKENDS": "virtual"])
+            #expect(one.status == 0, "\(one)")
+            let report = try JSONDecoder().decode(JSONReport.self, from: Data(one.stdout.utf8))
+            #expect(report.runs.map(\.device) == ["virtual-front"])
+            let missing = try await camhal(["conformance", "--backend", "virtual", "--device", "nope", "--clauses", "T1"])
+            #expect(missing.status == 1 && missing.stderr.contains("'nope'"), "\(missing)")
+        }
+    }
+
+    @Suite("camhal bench: a take of N frames")
+    struct BenchLineTests {
+        @Test("bench-libcamera prints one JSON line from a take of N frames")
+        func benchLine() async throws {
+            let run = try await camhal(["bench-libcamera", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+            #expect(line["frames"] as? Int == 3 && line["format"] as? String == "NV12 640x480", "\(line)")
+            #expect(line["device"] as? String == "virtual-back" && line["sequenceGaps"] as? Int == 0, "\(line)")
+        }
+    }
+}
+
+@Suite("camhal: the one WxH and FourCC parsers")
+struct CLIParserTests {
+    @Test func sizes() {
+        #expect(Arguments.parseSize("640x480") == Size(width: 640, height: 480))
+        #expect(Arguments.parseSize("1920X1080") == Size(width: 1920, height: 1080))
+        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x480x2", "axb", ""] {
+            #expect(Arguments.parseSize(bad) == nil, "'\(bad)'")
+        }
+    }
+
+    @Test func fourCCs() {
+        #expect(Arguments.parseFourCC("YUYV") == .yuyv)
+        // As `camhal probe` prints 'Y16 ' (trailing space trimmed), and as typed with the space.
+        #expect(Arguments.parseFourCC("Y16") == PixelFormat(fourCC: "Y16 "))
+        #expect(Arguments.parseFourCC("Y16 ") == PixelFormat(fourCC: "Y16 "))
+        #expect(Arguments.parseFourCC("Y16")?.fourCC == "Y16")
+        for bad in ["", "YUYV2", " Y16", "Ü16"] { #expect(Arguments.parseFourCC(bad) == nil, "'\(bad)'") }
+    }
+
+    @Test func optionReadersNameTheBadValue() throws {
+        let a = try Arguments(["--size", "640by480", "--format=toolong"], options: ["size", "format"], booleans: [])
+        #expect(throws: UsageError.self) { try a.size("size") }
+        do { _ = try a.fourCC("format"); Issue.record("no error") } catch let e as UsageError { #expect(e.message.contains("'toolong'")) }
+    }
+}
+
+@Suite("BackendRegistry errors name what is wrong")
+struct RegistryMessageTests {
+    /// A backend that is available but lists no devices (libcamera with no cameras).
+    struct Empty: CameraBackend {
+        let identifier = "empty"
+        func availability() -> BackendAvailability { .available }
+        func devices() throws(CameraError) -> [DeviceDescriptor] { [] }
+        func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+            throw .unsupported("no devices")
+        }
+    }
+
+    @Test func backendWithoutDevicesSaysSo() {
+        let registry = BackendRegistry([Empty()], environment: [:])
+        do {
+            _ = try registry.open(backend: "empty")
+            Issue.record("opened a device of a backend with none")
+        } catch {
+            #expect(!"\(error)".contains("(any)"), "\(error)")
+            #expect("\(error)".contains("empty") && "\(error)".contains("no device"), "\(error)")
+        }
+    }
+
+    @Test func preferenceProblems() {
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "nosuch"]).preferenceProblem
+            == .unknownBackend("nosuch", known: ["empty"]))
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": " , "]).preferenceProblem?.code == "invalidArgument")
+        #expect(BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "empty,nosuch"]).preferenceProblem == nil)
+        #expect(BackendRegistry([Empty()], environment: [:]).preferenceProblem == nil)
+        do {
+            _ = try BackendRegistry([Empty()], environment: ["CAMHAL_BACKENDS": "nosuch"]).open()
+            Issue.record("opened with an unknown backend")
+        } catch {
+            #expect("\(error)".contains("'nosuch'"), "\(error)")
+        }
+    }
+}
+
+@Suite("camhal bench: the one timed frame-take")
+struct FrameTakeTests {
+    @Test("counts up to the limit, the first frame's format, sequence gaps and regressions")
+    func record() {
+        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        defer { byte.deallocate() }
+        byte.pointee = 7
+        func frame(_ sequence: UInt64) -> Frame {
+            Frame(format: .gray8, width: 1, height: 1, planes: [FramePlane(baseAddress: UnsafeRawPointer(byte), length: 1, bytesPerRow: 1)],
+                  sequence: sequence, timestamp: Double(sequence) / 10)
+        }
+        var take = FrameTake(limit: 4)
+        // 5 after 2: a gap of two dropped frames; 4 after 5: a regression (and a gap), and the
+        // limit; 6: beyond the limit, not counted.
+        let done = [1, 2, 5, 4, 6].map { take.record(frame($0)) }
+        #expect(done == [false, false, false, true, true])
+        #expect(take.frames == 4 && take.isComplete)
+        #expect(take.sequenceGaps == 2 && take.sequenceRegressions == 1)
+        #expect(take.format == "GREY 1x1" && take.size == Size(width: 1, height: 1) && take.pixelFormat == .gray8)
+        #expect(take.firstTimestamp == 0.1 && take.lastTimestamp == 0.4)
+        #expect(take.buffers.count == 1 && take.wall > 0 && take.firstFrame != nil)
+    }
+}
