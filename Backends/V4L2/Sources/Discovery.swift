@@ -25,17 +25,18 @@ enum V4L2Discovery {
         return names.sorted { (Int($0.dropFirst(5)) ?? 0, $0) < (Int($1.dropFirst(5)) ?? 0, $1) }
     }
 
-    /// A stable id: the /dev/v4l/by-id or by-path link naming the node; else, for a USB camera,
-    /// the name udev would give that by-id link (`usbByIDName`), so the ID survives a replug
-    /// where the node number may change and udevd is absent; else `<bus_info>/<node>` (platform
-    /// devices such as vivid and vimc, whose bus info never changes).
+    /// A stable id. A USB camera: the name udev gives its /dev/v4l/by-id link, built from sysfs
+    /// (`usbByIDName`), so the ID survives a replug where the node number may change, needs no
+    /// udevd, and is the same in a hot-plug event that arrives before udev made the link. Else the
+    /// /dev/v4l/by-id or by-path link naming the node; else `<bus_info>/<node>` (platform devices
+    /// such as vivid and vimc, whose bus info never changes).
     static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
+        if let usb = usbByIDName(nodeName: nodeName) { return usb }
         for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
             for link in listDirectory(dir).sorted() where resolvedPath("\(dir)/\(link)") == nodePath {
                 return link
             }
         }
-        if let usb = usbByIDName(nodeName: nodeName) { return usb }
         return busInfo.isEmpty ? nodeName : "\(busInfo)/\(nodeName)"
     }
 
