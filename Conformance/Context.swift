@@ -9,17 +9,47 @@ public typealias ProcessHolder = @Sendable (_ backend: String, _ device: DeviceD
 /// for slow machines (a TCG virtual machine runs about 10x slower than the host).
 public final class ConformanceContext: @unchecked Sendable {
     public let backend: any CameraBackend
-    public let device: DeviceDescriptor
+    /// The device under test, as last listed (re-read after a check unplugged and replugged it:
+    /// the ID stays, its node may change).
+    public var device: DeviceDescriptor { current.value }
     public let timeScale: Double
     /// Starts another process streaming a device, where the runner can (the `camhal` tool).
     public let holder: ProcessHolder?
+    /// Makes the device fail on demand (unplug, stall...), where it can be made to.
+    public let faults: (any FaultInjector)?
+    private let current: Locked<DeviceDescriptor>
     private let opened = Locked([Camera]())
 
-    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?) {
+    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?) {
         self.backend = backend
-        self.device = device
+        self.current = Locked(device)
         self.timeScale = timeScale
         self.holder = holder
+        self.faults = faults
+    }
+
+    /// The injector when it can make every fault of `kinds`, else nil.
+    public func injector(for kinds: DeviceFault.Kind...) -> (any FaultInjector)? {
+        guard let faults, kinds.allSatisfy(faults.supports) else { return nil }
+        return faults
+    }
+
+    /// Waits until the backend lists the device under test again (after a replug) and takes the
+    /// new listing; throws when it does not come back within `seconds`.
+    public func waitForDeviceListed(timeout seconds: Double) async throws -> DeviceDescriptor {
+        let id = device.id
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            if let d = try? backend.devices().first(where: { $0.id == id }) {
+                current.set(d)
+                return d
+            }
+            guard Date() < deadline else {
+                let ids = (try? backend.devices().map(\.id)) ?? []
+                throw CheckFailure(reason: "device \(id) not listed again within \(String.num(seconds)) s; listed: \(ids)")
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
     }
 
     /// Fault injection and device-side observation, when the backend offers them.
@@ -59,11 +89,15 @@ public final class ConformanceContext: @unchecked Sendable {
         }
     }
 
-    /// Stops every session a check opened and clears injected faults.
+    /// Stops every session a check opened and clears injected faults; a device a check left
+    /// unplugged is plugged back and listed again.
     func cleanUp() async {
         let cameras = opened.withLock { c -> [Camera] in defer { c.removeAll() }; return c }
         for c in cameras { await c.stop() }
         hooks?.inject(.clear, deviceID: device.id)
+        if let faults, await faults.restore() {
+            _ = try? await waitForDeviceListed(timeout: timeout(10))
+        }
     }
 }
 
@@ -180,6 +214,22 @@ func holdFrames(_ stream: FrameStream, count: Int, timeout: Double, keep: Bool, 
         if keep { frames.append(f) }
     }
     return (infos, frames)
+}
+
+/// Waits until `condition` holds, checking every 10 ms; false when `timeout` seconds pass first.
+func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return true
+}
+
+/// The fault that stops frames for a while on `faults`' device: a reported interruption where the
+/// device can report one (virtual camera), else a silent stall of `stall` seconds (a USB webcam).
+func interruptionFault(_ faults: any FaultInjector, reported: Double, stall: Double) -> DeviceFault {
+    faults.supports(.interruption) ? .interruption(seconds: reported) : .stall(seconds: stall)
 }
 
 /// Sleeps for `seconds`.

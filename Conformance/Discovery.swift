@@ -38,21 +38,28 @@ let discoveryArea = Area(name: "Discovery and capabilities", checks: [
         try expect(Set(a) == Set(b), "IDs changed between listings: \(a) vs \(b)")
         return .ok
     },
-    // D3: hot-plug is reported: a device that disappears gives `removed`, and coming back `added`.
-    // Catches: a watch that never fires. Needs a way to unplug: the backend's fault injection.
+    // D3: hot-plug is reported: a device that disappears gives `removed`, and coming back gives
+    // `added` with the same ID (a stable ID survives the replug). Catches: a watch that never
+    // fires, an ID built from the node number that changes on replug. Needs a fault injector.
     Check("D3", "hot-plug events") { ctx in
         let events = Locked([DeviceEvent]())
         guard let watch = ctx.backend.watchDevices({ e in events.withLock { $0.append(e) } }) else {
             return .notSupported("backend cannot watch for devices")
         }
         defer { watch.cancel() }
-        guard let hooks = ctx.hooks else { return .skip("no way to unplug a real device from a test") }
-        hooks.inject(.disconnect, deviceID: ctx.device.id)
-        hooks.inject(.clear, deviceID: ctx.device.id)
-        await pause(0.05)
-        let seen = events.value
-        try expect(seen.contains(.removed(id: ctx.device.id)), "no removed event: \(seen)")
-        try expect(seen.contains { if case .added(let d) = $0 { return d.id == ctx.device.id }; return false }, "no added event: \(seen)")
+        guard let faults = ctx.injector(for: .unplug, .replug) else { return .skip("no way to unplug this device from a test (no fault injector)") }
+        let id = ctx.device.id
+        let isAdded: (DeviceEvent) -> Bool = { if case .added(let d) = $0 { return d.id == id }; return false }
+        try await faults.inject(.unplug)
+        guard await waitUntil(timeout: ctx.timeout(5), { events.value.contains(.removed(id: id)) }) else {
+            throw CheckFailure(reason: "no removed event for \(id) after \(faults.name) unplugged it: \(events.value)")
+        }
+        let mark = events.value.count
+        try await faults.inject(.replug)
+        guard await waitUntil(timeout: ctx.timeout(10), { events.value.dropFirst(mark).contains(where: isAdded) }) else {
+            throw CheckFailure(reason: "no added event for \(id) after the replug: \(events.value)")
+        }
+        _ = try await ctx.waitForDeviceListed(timeout: ctx.timeout(5))
         return .ok
     },
     // K1a: the capabilities snapshot answers every question before any session: lenses, zoom

@@ -2,6 +2,13 @@ import CamHAL
 import Foundation
 
 /// Open file descriptors and threads of this process (R3).
+/// This process's open descriptors as `N -> target` (for naming what leaked).
+func openDescriptors() -> Set<String> {
+    let fm = FileManager.default
+    let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return Set(fds.map { "\($0) -> \((try? fm.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?")" })
+}
+
 func processResources() -> (fds: Int, threads: Int) {
     let fm = FileManager.default
     let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
@@ -108,6 +115,7 @@ let framesArea = Area(name: "Frames", checks: [
         var counts = [1, 89, 7]
         counts.insert(2, at: 0)
         var baseline: (fds: Int, threads: Int)?
+        var baselineDescriptors = Set<String>()
         for (i, n) in counts.enumerated() {
             let cam = ctx.openCamera()
             let stream = cam.frames(policy: .block(capacity: 4))
@@ -118,6 +126,7 @@ let framesArea = Area(name: "Frames", checks: [
             if i == 0 {
                 try await Task.sleep(nanoseconds: 100_000_000)
                 baseline = processResources()
+                baselineDescriptors = openDescriptors()
             }
         }
         guard let baseline else { return .fail("no baseline") }
@@ -129,7 +138,8 @@ let framesArea = Area(name: "Frames", checks: [
             try await Task.sleep(nanoseconds: 100_000_000)
             after = processResources()
         }
-        try expect(after.fds <= baseline.fds, "file descriptors \(baseline.fds) → \(after.fds)")
+        try expect(after.fds <= baseline.fds,
+                   "file descriptors \(baseline.fds) → \(after.fds); new: \(openDescriptors().subtracting(baselineDescriptors).sorted().prefix(8))")
         try expect(after.threads <= baseline.threads + 2, "threads \(baseline.threads) → \(after.threads)")
         return .ok
     },

@@ -33,7 +33,9 @@ let persistenceArea = Area(name: "Persistence", checks: [
     // P1b: the same values survive an interruption and its automatic recovery. Catches: recovery
     // that rebinds with defaults.
     Check("P1b", "controls survive interruption recovery") { ctx in
-        guard let hooks = ctx.hooks else { return .skip("no way to interrupt a real device from a test") }
+        guard let faults = ctx.injector(for: .interruption) ?? ctx.injector(for: .stall) else {
+            return .skip("no way to interrupt this device from a test (no fault injector)")
+        }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         let zoom = min(1.5, autoRange(ctx).upperBound)
@@ -41,7 +43,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setTorch(true)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
-        hooks.inject(.interruption(seconds: 0.4), deviceID: ctx.device.id)
+        try await faults.inject(interruptionFault(faults, reported: 0.4, stall: ctx.timeout(3)))
         guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "no interruption")
         }

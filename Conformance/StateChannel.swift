@@ -244,13 +244,13 @@ let stateChannelArea = Area(name: "State channel", checks: [
     // S7: a fatal failure is status error with a typed error, also given to didFail. Catches: a
     // disconnect that leaves the session "running" with no frames.
     Check("S7", "disconnect is a typed error, also on didFail") { ctx in
-        guard let hooks = ctx.hooks else { return .skip("no way to disconnect a real device from a test") }
+        guard let faults = ctx.injector(for: .unplug) else { return .skip("no way to disconnect this device from a test (no fault injector)") }
         let cam = ctx.openCamera()
         let delegate = RecordingDelegate()
         cam.delegate = delegate
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        hooks.inject(.disconnect, deviceID: ctx.device.id)
+        try await faults.inject(.unplug)
         guard let s = await rec.wait(timeout: ctx.timeout(5), { $0.status == .error }) else {
             throw CheckFailure(reason: "no error state after disconnect; last \(cam.currentState)")
         }
@@ -263,7 +263,9 @@ let stateChannelArea = Area(name: "State channel", checks: [
     // S8: frames stopping is status interrupted (never a silent freeze) and recovery is automatic,
     // with the desired zoom re-applied. Catches: a watchdog that never fires.
     Check("S8", "interruption is reported and recovers by itself") { ctx in
-        guard let hooks = ctx.hooks else { return .skip("no way to stall a real device from a test") }
+        guard let faults = ctx.injector(for: .interruption) ?? ctx.injector(for: .stall) else {
+            return .skip("no way to stall this device from a test (no fault injector)")
+        }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         let range = CameraCapabilities(device: ctx.device).zoomRange(for: ctx.device.facing) ?? 1...1
@@ -271,7 +273,8 @@ let stateChannelArea = Area(name: "State channel", checks: [
         cam.setZoomRatio(want)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
-        hooks.inject(.interruption(seconds: 0.5), deviceID: ctx.device.id)
+        // A device that cannot report an interruption (a USB webcam) stalls past the watchdog's timeout.
+        try await faults.inject(interruptionFault(faults, reported: 0.5, stall: ctx.timeout(3)))
         guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "no interrupted state")
         }
@@ -285,13 +288,13 @@ let stateChannelArea = Area(name: "State channel", checks: [
     // S8b: frames stopping with no word from the device are noticed by the session's watchdog:
     // interrupted, then running again when frames return. Catches: a UI frozen on a silent stall.
     Check("S8b", "silent stall is noticed by the watchdog") { ctx in
-        guard let hooks = ctx.hooks else { return .skip("no way to stall a real device from a test") }
+        guard let faults = ctx.injector(for: .stall) else { return .skip("no way to stall this device from a test (no fault injector)") }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         // Longer than the interruption timeout (2 s scaled), shorter than timeout + recovery delay.
-        hooks.inject(.silentStall(seconds: ctx.timeout(3)), deviceID: ctx.device.id)
+        try await faults.inject(.stall(seconds: ctx.timeout(3)))
         guard let i = await rec.wait(timeout: ctx.timeout(6), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "silent stall never reported: \(cam.currentState)")
         }

@@ -128,14 +128,19 @@ public enum ConformanceSuite {
     /// printing one line per check through `log` and the summary line last.
     /// - Parameter holder: starts another process streaming a device (R4b); nil where there is no
     ///   program to start (under `swift test`), and R4b then skips.
+    /// - Parameter faults: makes the device fail on demand for D3, S7, S8, P1b and C2b; by default
+    ///   `FaultInjectors.forDevice` (the backend's test hooks, or an emulated webcam's socket).
     public static func run(
         backend: any CameraBackend, device: DeviceDescriptor, only: Set<String>? = nil,
         timeScale: Double = 1, extraAreas: [Area] = [],
-        log: @Sendable (String) -> Void = { print($0) }, holder: ProcessHolder? = nil
+        log: @Sendable (String) -> Void = { print($0) }, holder: ProcessHolder? = nil,
+        faults: (any FaultInjector)? = nil
     ) async -> Summary {
         var summary = Summary()
-        let context = ConformanceContext(backend: backend, device: device, timeScale: timeScale, holder: holder)
+        let injector = faults ?? FaultInjectors.forDevice(device, of: backend)
+        let context = ConformanceContext(backend: backend, device: device, timeScale: timeScale, holder: holder, faults: injector)
         log("Conformance of \(backend.identifier) device \(device.id) '\(device.name)'")
+        if let injector { log("faults injected through \(injector.name): \(injector.supportedFaults.map(\.rawValue).sorted().joined(separator: ", "))") }
         for area in areas + extraAreas {
             let selected = area.checks.filter { selects(only, $0) }
             guard !selected.isEmpty else { continue }

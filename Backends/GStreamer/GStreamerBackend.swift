@@ -136,6 +136,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         return try GStreamerBinding(
             pipeline: pipeline, deviceID: id, format: format, sink: sink,
             poolLimit: origin.isDevice ? nil : maxBuffers + 5, maxOutstanding: maxBuffers + 5,
+            nodePath: { if case .device(let d) = origin { return d.descriptor.details["device.path"] ?? d.descriptor.details["api.v4l2.path"] }; return nil }(),
             onReleased: released)
     }
 

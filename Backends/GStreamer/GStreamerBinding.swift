@@ -39,10 +39,15 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// Longest wait for the pipeline to reach PLAYING before bind gives up with busy.
     static let startTimeout: Double = 10
 
+    /// The device node the source reads (v4l2src), to tell an unplug from other stream errors.
+    private let nodePath: String?
+
     /// - Parameter onReleased: called once the device is released (pipeline at NULL and dropped),
     ///   or at once when `init` throws.
-    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8, onReleased: @escaping @Sendable () -> Void = {}) throws(CameraError) {
+    /// - Parameter nodePath: the source's device node, when it has one (`device.path`).
+    init(pipeline: UnsafeMutablePointer<GstElement>, deviceID: String, format: StreamFormat, sink: DriverSink, poolLimit: Int? = nil, maxOutstanding: Int = 8, nodePath: String? = nil, onReleased: @escaping @Sendable () -> Void = {}) throws(CameraError) {
         self.onReleased = onReleased
+        self.nodePath = nodePath
         self.pipeline = pipeline
         self.deviceID = deviceID
         self.format = format
@@ -135,7 +140,13 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
                     sink.report(.endOfStream)
                 case GST_MESSAGE_ERROR:
                     ended = true
-                    sink.report(.failed(Self.error(from: message, deviceID: deviceID)))
+                    var error = Self.error(from: message, deviceID: deviceID)
+                    // An unplugged USB webcam makes v4l2src fail with "Could not read from
+                    // resource" (uvcvideo's EINVAL, POLLERR): a disconnect when the node is gone.
+                    if case .streamFailed = error, let nodePath, Self.nodeVanishes(nodePath, within: 0.5) {
+                        error = .disconnected(device: deviceID)
+                    }
+                    sink.report(.failed(error))
                 default:
                     break
                 }
@@ -275,6 +286,17 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         guard let m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) else { return nil }
         defer { gst_message_unref(m) }
         return error(from: m, deviceID: deviceID)
+    }
+
+    /// Whether the device node at `path` is gone now or within `seconds` (devtmpfs removes it when
+    /// the driver unregisters the device, a moment after the stream fails).
+    static func nodeVanishes(_ path: String, within seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while access(path, F_OK) == 0 {
+            if Date() > deadline { return false }
+            usleep(20_000)
+        }
+        return true
     }
 
     /// Maps a GStreamer error message onto CamHAL's errors: busy, permission, disconnect, or a

@@ -316,10 +316,24 @@ extension Camera {
             case .torchChanged(let on):
                 live.torch = on
                 emit()
+            case .controlsChanged(let zoomFactor, let focusMode):
+                externalControlsChanged(zoomFactor: zoomFactor, focusMode: focusMode)
             case .buffersExhausted:
                 break
             }
         }
+    }
+
+    /// Shows a zoom or focus change made by another process in the next snapshot: the live ratio
+    /// follows the device's new factor (times the frame-path crop), in the live scale.
+    func externalControlsChanged(zoomFactor: Double?, focusMode: FocusMode?) {
+        if let f = zoomFactor, f.isFinite, f > 0, let lens = live.lens {
+            let base = live.pinned == nil ? lens.minZoomRatio : 1
+            live.deviceCropFactor = f
+            live.ratio = min(max(base * f * live.frameCropFactor, live.range.lowerBound), live.range.upperBound)
+        }
+        if let focusMode { live.focusMode = focusMode }
+        emit()
     }
 
     func interrupt() {

@@ -153,6 +153,10 @@ public enum DriverEvent: Sendable, Hashable {
     case failed(CameraError)
     /// An external change to a control (another app set the torch or focus).
     case torchChanged(Bool)
+    /// Another process changed the device's zoom or focus (V4L2 control events): the zoom factor
+    /// the device now applies, lens-native as `DriverBinding.applyZoom` reports it, and/or the
+    /// focus mode now in effect; nil for what did not change.
+    case controlsChanged(zoomFactor: Double?, focusMode: FocusMode?)
     /// Every buffer is held by the app, so the device cannot deliver: not an interruption (R2).
     /// Cleared by the next frame.
     case buffersExhausted

@@ -17,10 +17,16 @@ enum WatchCommand {
         let seconds = try a.double("seconds")
         if let seconds, seconds < 0 { throw UsageError("option --seconds: '\(seconds)' must not be negative") }
         let registry = try CLI.registry()
-        let watches = registry.watchDevices { backend, event in
-            switch event {
-            case .added(let d): printNow("added   \(backend):\(d.id) '\(d.name)'")
-            case .removed(let id): printNow("removed \(backend):\(id)")
+        // Every backend that can watch, available or not: a backend with no device yet (V4L2
+        // before the first webcam is plugged) is exactly what a hot-plug watch is for.
+        let watches = registry.ordered.compactMap { entry -> (any DeviceWatch)? in
+            guard let backend = entry.backend else { return nil }
+            let name = backend.identifier
+            return backend.watchDevices { event in
+                switch event {
+                case .added(let d): printNow("added   \(name):\(d.id) '\(d.name)'")
+                case .removed(let id): printNow("removed \(name):\(id)")
+                }
             }
         }
         if watches.isEmpty {

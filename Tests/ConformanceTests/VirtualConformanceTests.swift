@@ -5,10 +5,12 @@ import Testing
 
 /// The whole conformance suite against both virtual devices, each on its own backend instance so
 /// the two runs cannot see each other's sessions. Every check must pass (OK or OK (not supported));
-/// the virtual camera injects every fault, so nothing may be skipped either.
+/// the virtual camera injects every fault, so nothing may be skipped either. The two runs take
+/// turns: R3a counts the whole process's descriptors, and one run's recording (C2b) open during
+/// the other's R3a was seen as a leak.
 @Suite("Conformance: virtual backend")
 struct VirtualConformanceTests {
-    @Test(arguments: ["virtual-back", "virtual-front"])
+    @Test(.serialized, arguments: ["virtual-back", "virtual-front"])
     func suitePasses(deviceID: String) async throws {
         let backend = VirtualBackend()
         let device = try backend.device(id: deviceID)

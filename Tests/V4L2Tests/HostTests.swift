@@ -79,7 +79,10 @@ struct V4L2HostTests {
     @Test func focusModesFollowTheControls() {
         #expect(V4L2Discovery.focusModes(auto: false, absolute: false, start: false) == [])
         #expect(V4L2Discovery.focusModes(auto: false, absolute: true, start: false) == [.locked, .manual])
-        #expect(V4L2Discovery.focusModes(auto: true, absolute: true, start: false) == [.continuous, .auto, .locked, .manual])
+        // A UVC webcam: focus_automatic_continuous + focus_absolute, no one-shot trigger.
+        #expect(V4L2Discovery.focusModes(auto: true, absolute: true, start: false) == [.continuous, .locked, .manual])
+        #expect(V4L2Discovery.focusModes(auto: true, absolute: true, start: true) == [.continuous, .auto, .locked, .manual])
+        #expect(V4L2Discovery.focusModes(auto: false, absolute: false, start: true) == [.auto, .locked])
     }
 
     @Test(.enabled(if: V4L2Discovery.videoNodeNames().isEmpty, "this machine has /dev/video* nodes; the no-device path is checked on hosts without them"))

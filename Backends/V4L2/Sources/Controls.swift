@@ -21,6 +21,59 @@ enum ControlID {
     static let autoFocusStart = UInt32(V4L2_CID_AUTO_FOCUS_START)
     static let autoFocusStop = UInt32(V4L2_CID_AUTO_FOCUS_STOP)
     static let flashLEDMode = UInt32(V4L2_CID_FLASH_LED_MODE)
+    static let panAbsolute = UInt32(V4L2_CID_PAN_ABSOLUTE)
+    static let tiltAbsolute = UInt32(V4L2_CID_TILT_ABSOLUTE)
+    static let panRelative = UInt32(V4L2_CID_PAN_RELATIVE)
+    static let tiltRelative = UInt32(V4L2_CID_TILT_RELATIVE)
+    static let panSpeed = UInt32(V4L2_CID_PAN_SPEED)
+    static let tiltSpeed = UInt32(V4L2_CID_TILT_SPEED)
+    /// The pan/tilt controls listed in a device's details, with the unit UVC gives them.
+    static let panTilt: [(id: UInt32, name: String, unit: String)] = [
+        (panAbsolute, "PAN_ABSOLUTE", "arc seconds"), (tiltAbsolute, "TILT_ABSOLUTE", "arc seconds"),
+        (panRelative, "PAN_RELATIVE", "steps"), (tiltRelative, "TILT_RELATIVE", "steps"),
+        (panSpeed, "PAN_SPEED", "speed"), (tiltSpeed, "TILT_SPEED", "speed"),
+    ]
+}
+
+/// How a ZOOM_ABSOLUTE value and a zoom factor (1 = the lens's native framing) map to each other.
+///
+/// UVC's zoom control has no unit: webcams give `wObjectiveFocalLengthMin...Max` (e.g. 100...500),
+/// where the minimum is the widest framing. CamHAL reads it as a focal length: **the minimum value
+/// is 1x and the factor is value / minimum** (100...500 is 1x...5x; 300 is 3x). A control whose
+/// minimum is 0 or less has no such scale; it maps linearly, minimum → 1x and maximum → the lens
+/// ceiling. The core crops in the frame path whatever the device cannot reach.
+struct ZoomControlMapping: Sendable, Hashable {
+    let minimum: Int64
+    let maximum: Int64
+    /// The lens's zoom ceiling, used only by the linear fallback.
+    let ceiling: Double
+
+    /// Whether the focal-length reading (value / minimum) applies.
+    var isFocalLength: Bool { minimum > 0 }
+
+    /// The highest factor the device itself reaches.
+    var maximumFactor: Double { factor(forValue: maximum) }
+
+    /// The control value for `factor` (>= 1), clamped to the control's range.
+    func value(forFactor factor: Double) -> Int64 {
+        let f = factor.isFinite ? max(1, factor) : 1
+        let raw: Double
+        if isFocalLength {
+            raw = Double(minimum) * f
+        } else {
+            let t = min(1, (f - 1) / max(ceiling - 1, 1e-4))
+            raw = Double(minimum) + t * Double(maximum - minimum)
+        }
+        return min(max(Int64(raw.rounded()), minimum), maximum)
+    }
+
+    /// The factor a control value gives.
+    func factor(forValue value: Int64) -> Double {
+        let v = min(max(value, minimum), maximum)
+        if isFocalLength { return Double(v) / Double(minimum) }
+        guard maximum > minimum else { return 1 }
+        return 1 + Double(v - minimum) / Double(maximum - minimum) * (max(ceiling, 1) - 1)
+    }
 }
 
 extension DeviceFD {

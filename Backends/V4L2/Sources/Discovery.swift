@@ -15,6 +15,7 @@ enum V4L2Discovery {
         static let node = "node", input = "input", inputName = "inputName", driver = "driver", card = "card"
         static let bus = "bus", media = "media", pipeline = "pipeline", lens = "lensSubdev", flash = "flashSubdev"
         static let zoomControl = "zoomControl", focusControls = "focusControls", error = "error"
+        static let panTilt = "panTilt"
     }
 
     /// Capture nodes in `/dev` by kernel name, sorted by number (`video0`, `video10`...).
@@ -24,14 +25,49 @@ enum V4L2Discovery {
         return names.sorted { (Int($0.dropFirst(5)) ?? 0, $0) < (Int($1.dropFirst(5)) ?? 0, $1) }
     }
 
-    /// A stable id: the /dev/v4l/by-id or by-path link naming the node, else `<bus_info>/<node>`.
+    /// A stable id. A USB camera: the name udev gives its /dev/v4l/by-id link, built from sysfs
+    /// (`usbByIDName`), so the ID survives a replug where the node number may change, needs no
+    /// udevd, and is the same in a hot-plug event that arrives before udev made the link. Else the
+    /// /dev/v4l/by-id or by-path link naming the node; else `<bus_info>/<node>` (platform devices
+    /// such as vivid and vimc, whose bus info never changes).
     static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
+        if let usb = usbByIDName(nodeName: nodeName) { return usb }
         for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
             for link in listDirectory(dir).sorted() where resolvedPath("\(dir)/\(link)") == nodePath {
                 return link
             }
         }
         return busInfo.isEmpty ? nodeName : "\(busInfo)/\(nodeName)"
+    }
+
+    /// The /dev/v4l/by-id link name udev's 60-persistent-v4l.rules gives a USB video node:
+    /// `usb-<vendor>_<model>[_<serial>]-video-index<index>`, where vendor is the USB manufacturer
+    /// string (else idVendor in hex), model the product string (else idProduct), serial the
+    /// serial string when there is one, each with whitespace runs turned into one `_` and other
+    /// characters outside `0-9A-Za-z#+-.:=@_` turned into `_` (udev's usb_id). Nil for a node not
+    /// on USB (no ancestor with `idVendor`).
+    static func usbByIDName(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        guard let index = readTextFile("\(sysfsClass)/\(nodeName)/index")?.trimmingSpaces,
+              var dir = resolvedPath("\(sysfsClass)/\(nodeName)/device") else { return nil }
+        while access("\(dir)/idVendor", F_OK) != 0 {
+            guard let slash = dir.lastIndex(of: "/"), slash != dir.startIndex else { return nil }
+            dir = String(dir[..<slash])
+        }
+        func attribute(_ name: String) -> String? {
+            guard let v = readTextFile("\(dir)/\(name)").map(udevSanitized), !v.isEmpty else { return nil }
+            return v
+        }
+        guard let vendor = attribute("manufacturer") ?? attribute("idVendor"),
+              let model = attribute("product") ?? attribute("idProduct") else { return nil }
+        let serial = attribute("serial").map { "_\($0)" } ?? ""
+        return "usb-\(vendor)_\(model)\(serial)-video-index\(index)"
+    }
+
+    /// udev's `udev_replace_whitespace` then `udev_replace_chars` on a sysfs string.
+    static func udevSanitized(_ raw: String) -> String {
+        let words = raw.split(whereSeparator: \.isWhitespace)
+        let allowed = Set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#+-.:=@_")
+        return String(words.joined(separator: "_").map { allowed.contains($0) || !$0.isASCII ? $0 : "_" })
     }
 
     struct Capabilities {
@@ -86,11 +122,22 @@ enum V4L2Discovery {
         return s.r
     }
 
-    /// Focus modes a set of focus controls allows (F2).
+    /// The zoom control and its mapping, for the device details.
+    static func zoomDescription(_ z: ControlInfo) -> String {
+        let m = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: ZoomMath.cap)
+        let mapping = m.isFocalLength
+            ? "ratio = value / \(z.minimum): 1x...\(ZoomMath.format(m.maximumFactor))x"
+            : "linear, \(z.minimum) = 1x, \(z.maximum) = \(ZoomMath.format(ZoomMath.cap))x"
+        return "ZOOM_ABSOLUTE \(z.minimum)...\(z.maximum) (\(mapping))"
+    }
+
+    /// Focus modes a set of focus controls allows (F2). `auto` (one sweep, then hold) needs
+    /// AUTO_FOCUS_START: UVC webcams have only FOCUS_AUTO (focus_automatic_continuous), which is
+    /// continuous focus, so they do not list it.
     static func focusModes(auto: Bool, absolute: Bool, start: Bool) -> [FocusMode] {
         var modes: [FocusMode] = []
         if auto { modes.append(.continuous) }
-        if start || auto { modes.append(.auto) }
+        if start { modes.append(.auto) }
         if auto || absolute || start { modes.append(.locked) }
         if absolute { modes.append(.manual) }
         return modes
@@ -186,13 +233,20 @@ enum V4L2Discovery {
             let zoomMethod: ZoomMethod
             if let z = fd.queryControl(ControlID.zoomAbsolute) {
                 zoomMethod = .optical
-                d[Key.zoomControl] = "ZOOM_ABSOLUTE \(z.minimum)...\(z.maximum)"
-            } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS) {
+                d[Key.zoomControl] = zoomDescription(z)
+            } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS), selection(fd, target: V4L2_SEL_TGT_CROP) != nil {
+                // uvcvideo answers CROP_BOUNDS/CROP_DEFAULT but has no CROP target (no S_SELECTION):
+                // only a driver that reports its current crop can be cropped.
                 zoomMethod = .sensorCrop
                 d[Key.zoomControl] = "selection crop, bounds \(bounds.width)x\(bounds.height)"
             } else {
                 zoomMethod = .frameCrop
             }
+            // PTZ: pan/tilt have no place in the zoom/focus model; listed so apps can see them.
+            let ptz = ControlID.panTilt.compactMap { c in
+                fd.queryControl(c.id).map { "\(c.name) \($0.minimum)...\($0.maximum) (\(c.unit))" }
+            }
+            if !ptz.isEmpty { d[Key.panTilt] = ptz.joined(separator: ", ") }
             result.append(DeviceDescriptor(
                 id: id, name: displayName, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external),

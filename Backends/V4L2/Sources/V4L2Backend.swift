@@ -34,4 +34,18 @@ public final class V4L2Backend: CameraBackend, Sendable {
         }
         return try V4L2Binding.open(device: device, node: node, request: request, sink: sink)
     }
+
+    /// Hot-plug through inotify on the device directory (D3): works without udevd and when no
+    /// camera is present yet (availability does not matter). Nil when inotify is unavailable.
+    public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {
+        var initial: [String: [String]] = [:]
+        for d in V4L2Discovery.devices(backend: identifier) {
+            guard let node = d.details[V4L2Discovery.Key.node] else { continue }
+            initial[String(node.split(separator: "/").last ?? ""), default: []].append(d.id)
+        }
+        let dev = devDirectory, backend = identifier
+        return try? V4L2DeviceWatch(directory: dev, initial: initial, describe: { name in
+            V4L2Discovery.describeNode(path: "\(dev)/\(name)", name: name, graphs: MediaGraph.all(), backend: backend)
+        }, handler: handler)
+    }
 }

@@ -70,6 +70,13 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// The crop the device applies, read by the streaming thread for `Frame.sensorCrop`.
     private let sensorCrop = Locked(NormalizedRect.full)
     private let closed = Locked(false)
+    /// Tells an unplug from other stream errors (uvcvideo's EINVAL, POLLERR).
+    private let presence: NodePresence
+    /// How ZOOM_ABSOLUTE values read back in control events map to zoom factors.
+    private let zoomMapping: ZoomControlMapping?
+    /// Whether control events (zoom, autofocus changed by another process) were subscribed.
+    private let watchesControls: Bool
+    private let hasFocusAbsolute: Bool
     /// Whether selection cropping turned out to work on this stream (it can fail when the
     /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
     private var cropUsable = true
@@ -88,8 +95,20 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         self.lensFD = lensFD
         self.flashFD = flashFD
         self.zoomMethod = device.zoomMethod
+        self.presence = NodePresence(fd: core.fd)
         self.zoomControl = device.zoomMethod == .optical ? core.fd.queryControl(ControlID.zoomAbsolute) : nil
         self.cropBounds = device.zoomMethod == .sensorCrop ? V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_BOUNDS) : nil
+        zoomMapping = zoomControl.map {
+            ZoomControlMapping(minimum: $0.minimum, maximum: $0.maximum, ceiling: device.lenses.first?.nativeZoomCeiling ?? ZoomMath.cap)
+        }
+        hasFocusAbsolute = core.fd.queryControl(ControlID.focusAbsolute) != nil
+        // Changes made through this descriptor raise no event here (no ALLOW_FEEDBACK flag), so
+        // only other processes' changes arrive.
+        var subscribed = false
+        for id in [ControlID.zoomAbsolute, ControlID.focusAuto] where core.fd.queryControl(id) != nil {
+            subscribed = Self.subscribeControlEvents(core.fd, id) || subscribed
+        }
+        watchesControls = subscribed
     }
 
     /// Opens, configures and starts streaming `device` (R4: EBUSY anywhere → busy at once).
@@ -228,9 +247,11 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         defer { finished.signal() }
         let fd = core.fd.raw
         let buffers = core.maps.buffers
-        var pfd = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        let events = Int16(POLLIN) | (watchesControls ? Int16(POLLPRI) : 0)
+        var pfd = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         var spuriousErrors = 0
         var lastSequence: UInt64?
+        var lastTimestamp = -Double.infinity
         while true {
             let r = poll(&pfd, 2, 1000)
             if r < 0 {
@@ -239,8 +260,17 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 return
             }
             if pfd[1].revents != 0 || closed.value { return }
-            if r == 0 { continue }  // a stall: the core's watchdog decides
+            if r == 0 {
+                // A stall: the core's watchdog decides, unless the device is gone (an unplug
+                // while no buffer was queued gives no poll event at all).
+                if presence.isGone(core.fd) { return reportDisconnect() }
+                continue
+            }
             let revents = pfd[0].revents
+            if watchesControls, revents & Int16(POLLPRI) != 0 {
+                dequeueControlEvents()
+                if revents & Int16(POLLIN | POLLERR | POLLHUP) == 0 { continue }
+            }
             var b = v4l2_buffer()
             b.type = V4L2Formats.captureType
             b.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
@@ -249,6 +279,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             } catch {
                 if error.code == EAGAIN {
                     if revents & Int16(POLLERR | POLLHUP) != 0 {
+                        if presence.isGone(core.fd) { return reportDisconnect() }
                         spuriousErrors += 1
                         if spuriousErrors > 50 {
                             sink.report(.failed(.streamFailed("\(deviceID): the driver reports a stream error (POLLERR)")))
@@ -258,6 +289,9 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                     }
                     continue
                 }
+                // uvcvideo answers EINVAL (not ENODEV) once a USB disconnect cancelled its queue;
+                // the node is unregistered a moment later. Any failing DQBUF asks first.
+                if presence.waitGone(core.fd, seconds: 0.5) { return reportDisconnect() }
                 sink.report(.failed(error.cameraError(device: deviceID, fallback: CameraError.streamFailed)))
                 return
             }
@@ -275,16 +309,68 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             var sequence = Self.sequence(of: b)
             if let last = lastSequence, sequence <= last { sequence = last + 1 }
             lastSequence = sequence
+            // Time increases too (R1): uvcvideo's timestamps (host time at a frame's first packet,
+            // or converted from the device clock) were seen to step back ~55 ms on an emulated
+            // webcam; such a frame gets the previous time plus 1 µs.
+            let stamp = Self.increasingTimestamp(Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000, after: lastTimestamp)
+            lastTimestamp = stamp
             let frame = Frame(
                 format: format.pixelFormat, width: format.width, height: format.height,
                 planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
                 sequence: sequence,
-                timestamp: Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000,
+                timestamp: stamp,
                 sensorCrop: sensorCrop.value,
                 onRelease: { core.requeue(index) })
             if closed.value { return }  // the frame's release is a no-op once stopped
             sink.deliver(frame)
         }
+    }
+
+    // MARK: control events
+
+    /// VIDIOC_SUBSCRIBE_EVENT(V4L2_EVENT_CTRL) for control `id`; false when the driver has no events.
+    static func subscribeControlEvents(_ fd: DeviceFD, _ id: UInt32) -> Bool {
+        var sub = v4l2_event_subscription()
+        sub.type = UInt32(V4L2_EVENT_CTRL)
+        sub.id = id
+        return (try? fd.ioctl(UInt(CAMHAL_VIDIOC_SUBSCRIBE_EVENT), &sub, "VIDIOC_SUBSCRIBE_EVENT(0x\(String(id, radix: 16)))")) != nil
+    }
+
+    /// Drains the pending control events and reports what changed, once.
+    private func dequeueControlEvents() {
+        var zoom: Double?, focus: FocusMode?
+        for _ in 0..<64 {
+            var ev = v4l2_event()
+            guard (try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_DQEVENT), &ev, "VIDIOC_DQEVENT")) != nil else { break }
+            guard ev.type == UInt32(V4L2_EVENT_CTRL), ev.u.ctrl.changes & UInt32(V4L2_EVENT_CTRL_CH_VALUE) != 0 else { continue }
+            let change = Self.controlChange(id: ev.id, value: Int64(ev.u.ctrl.value), zoom: zoomMapping, hasFocusAbsolute: hasFocusAbsolute)
+            zoom = change.zoomFactor ?? zoom
+            focus = change.focusMode ?? focus
+        }
+        if (zoom != nil || focus != nil) && !closed.value {
+            sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus))
+        }
+    }
+
+    /// What a changed control value means: ZOOM_ABSOLUTE gives the zoom factor (`ZoomControlMapping`),
+    /// FOCUS_AUTO (focus_automatic_continuous) on gives continuous focus, off gives manual focus
+    /// when the lens has FOCUS_ABSOLUTE (the other app drives the lens) and locked otherwise.
+    static func controlChange(id: UInt32, value: Int64, zoom: ZoomControlMapping?, hasFocusAbsolute: Bool) -> (zoomFactor: Double?, focusMode: FocusMode?) {
+        switch id {
+        case ControlID.zoomAbsolute: return (zoom.map { $0.factor(forValue: value) }, nil)
+        case ControlID.focusAuto: return (nil, value != 0 ? .continuous : (hasFocusAbsolute ? .manual : .locked))
+        default: return (nil, nil)
+        }
+    }
+
+    /// Reports the unplug (S7) unless the binding is closing anyway.
+    private func reportDisconnect() {
+        if !closed.value { sink.report(.failed(.disconnected(device: deviceID))) }
+    }
+
+    /// `timestamp`, or just after `last` when the driver's clock stepped back.
+    static func increasingTimestamp(_ timestamp: Double, after last: Double) -> Double {
+        timestamp > last ? timestamp : last + 1e-6
     }
 
     /// The frame's sequence number. With V4L2_FIELD_ALTERNATE the two fields of a frame share
@@ -304,13 +390,14 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         switch zoomMethod {
         case .optical:
             guard let z = zoomControl else { return .none }
-            // Linear map: factor 1 → minimum, the lens ceiling → maximum.
-            let ceiling = max(lens.nativeZoomCeiling, 1.0001)
-            let t = min(1, (factor - 1) / (ceiling - 1))
-            let value = Double(z.minimum) + t * Double(z.maximum - z.minimum)
-            guard let applied = try? core.fd.setControl(z.id, Int32(value.rounded())) else { return .none }
-            let appliedT = Double(Int64(applied) - z.minimum) / Double(max(1, z.maximum - z.minimum))
-            return .device(factor: 1 + appliedT * (ceiling - 1))
+            // ZOOM_ABSOLUTE's minimum is 1x, factor = value / minimum (ZoomControlMapping).
+            let mapping = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: lens.nativeZoomCeiling)
+            guard let applied = try? core.fd.setControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
+            // S_CTRL hands back the value after the driver's rounding to its step. The frames
+            // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
+            let appliedFactor = mapping.factor(forValue: Int64(applied))
+            sensorCrop.set(.centered(zoomFactor: appliedFactor))
+            return .device(factor: appliedFactor)
         case .sensorCrop:
             return applyCrop(factor: factor)
         default:

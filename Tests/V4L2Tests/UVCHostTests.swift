@@ -1,0 +1,254 @@
+import CamHAL
+@testable import CamHALV4L2
+import Foundation
+import Glibc
+import Testing
+
+/// A throw-away directory, removed when the test ends.
+final class TempDir: @unchecked Sendable {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-v4l2-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    func write(_ relative: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: "\(path)/\(relative)")
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: false, encoding: .utf8)
+    }
+    func link(_ relative: String, to target: String) throws {
+        let url = URL(fileURLWithPath: "\(path)/\(relative)")
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Waits (bounded) until `condition` holds; the bound only guards against a hang.
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
+}
+
+@Suite("V4L2 host: UVC zoom/focus mapping, stable USB IDs, hot-plug, unplug detection")
+struct V4L2UVCHostTests {
+    // MARK: zoom_absolute → zoom ratio
+
+    @Test func zoomAbsoluteMinimumIsOneXAndRatioIsValueOverMinimum() {
+        let m = ZoomControlMapping(minimum: 100, maximum: 500, ceiling: 8)
+        #expect(m.isFocalLength)
+        #expect(m.factor(forValue: 100) == 1)
+        #expect(m.factor(forValue: 300) == 3)
+        #expect(m.maximumFactor == 5)
+        #expect(m.value(forFactor: 1) == 100)
+        #expect(m.value(forFactor: 2.5) == 250)
+        // Beyond the device's reach: the control saturates; the core crops the rest.
+        #expect(m.value(forFactor: 8) == 500)
+        #expect(m.value(forFactor: .nan) == 100)
+        #expect(m.value(forFactor: 0.5) == 100)
+        // Out-of-range readings (another process, a driver rounding) stay inside the range.
+        #expect(m.factor(forValue: 900) == 5)
+    }
+
+    @Test func zoomAbsoluteWithoutAPositiveMinimumMapsLinearlyOntoTheCeiling() {
+        let m = ZoomControlMapping(minimum: 0, maximum: 10, ceiling: 4)
+        #expect(!m.isFocalLength)
+        #expect(m.factor(forValue: 0) == 1)
+        #expect(m.factor(forValue: 10) == 4)
+        #expect(m.value(forFactor: 2.5) == 5)
+        #expect(ZoomControlMapping(minimum: 0, maximum: 0, ceiling: 4).factor(forValue: 0) == 1)
+    }
+
+    @Test func zoomDetailsStateTheMapping() {
+        let z = ControlInfo(id: ControlID.zoomAbsolute, name: "Zoom, Absolute", type: 1, minimum: 100, maximum: 500, step: 1, defaultValue: 100, flags: 0)
+        #expect(V4L2Discovery.zoomDescription(z) == "ZOOM_ABSOLUTE 100...500 (ratio = value / 100: 1x...5x)")
+    }
+
+    // MARK: control events
+
+    @Test func controlEventsMapToZoomFactorAndFocusMode() {
+        let m = ZoomControlMapping(minimum: 100, maximum: 500, ceiling: 8)
+        #expect(V4L2Binding.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: m, hasFocusAbsolute: true) == (2, nil))
+        #expect(V4L2Binding.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: nil, hasFocusAbsolute: true) == (nil, nil))
+        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 1, zoom: m, hasFocusAbsolute: true) == (nil, .continuous))
+        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: true) == (nil, .manual))
+        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: false) == (nil, .locked))
+        #expect(V4L2Binding.controlChange(id: ControlID.flashLEDMode, value: 2, zoom: m, hasFocusAbsolute: true) == (nil, nil))
+    }
+
+    @Test func frameTimesNeverStepBack() {
+        #expect(V4L2Binding.increasingTimestamp(480.690004, after: -.infinity) == 480.690004)
+        #expect(V4L2Binding.increasingTimestamp(480.72, after: 480.690004) == 480.72)
+        // The step back seen on an emulated webcam's uvcvideo timestamps.
+        #expect(V4L2Binding.increasingTimestamp(480.635343, after: 480.690004) == 480.690004 + 1e-6)
+        #expect(V4L2Binding.increasingTimestamp(480.690004, after: 480.690004) > 480.690004)
+    }
+
+    // MARK: stable USB IDs (/dev/v4l/by-id names without udevd)
+
+    /// A sysfs tree: class/video4linux/video<N> → a USB interface under a USB device.
+    private func fakeSysfs(_ dir: TempDir, node: String = "video0", index: String = "0", attributes: [String: String]) throws -> String {
+        let usb = "devices/pci0000:00/usb1/1-1"
+        for (name, value) in attributes { try dir.write("\(usb)/\(name)", value + "\n") }
+        try dir.write("\(usb)/1-1:1.0/video4linux/\(node)/index", index + "\n")
+        try dir.link("class/video4linux/\(node)", to: "\(dir.path)/\(usb)/1-1:1.0/video4linux/\(node)")
+        try dir.link("\(usb)/1-1:1.0/video4linux/\(node)/device", to: "\(dir.path)/\(usb)/1-1:1.0")
+        return "\(dir.path)/class/video4linux"
+    }
+
+    @Test func usbNodesGetTheByIDNameUdevWouldGive() throws {
+        let dir = try TempDir()
+        let cls = try fakeSysfs(dir, attributes: [
+            "idVendor": "046d", "idProduct": "082d", "manufacturer": "  Acme  Corp ", "product": "HD Pro Webcam C920", "serial": "CAMHAL-c920-p0",
+        ])
+        #expect(V4L2Discovery.usbByIDName(nodeName: "video0", sysfsClass: cls) == "usb-Acme_Corp_HD_Pro_Webcam_C920_CAMHAL-c920-p0-video-index0")
+    }
+
+    @Test func usbNodesWithoutStringsFallBackToVendorAndProductIDs() throws {
+        let dir = try TempDir()
+        let cls = try fakeSysfs(dir, node: "video2", index: "1", attributes: ["idVendor": "046d", "idProduct": "0825"])
+        #expect(V4L2Discovery.usbByIDName(nodeName: "video2", sysfsClass: cls) == "usb-046d_0825-video-index1")
+    }
+
+    @Test func platformNodesHaveNoUSBName() throws {
+        let dir = try TempDir()
+        try dir.write("devices/platform/vivid.0/video4linux/video0/index", "0\n")
+        try dir.link("class/video4linux/video0", to: "\(dir.path)/devices/platform/vivid.0/video4linux/video0")
+        try dir.link("devices/platform/vivid.0/video4linux/video0/device", to: "\(dir.path)/devices/platform/vivid.0")
+        #expect(V4L2Discovery.usbByIDName(nodeName: "video0", sysfsClass: "\(dir.path)/class/video4linux") == nil)
+        #expect(V4L2Discovery.usbByIDName(nodeName: "video9", sysfsClass: "\(dir.path)/class/video4linux") == nil)
+    }
+
+    @Test func udevSanitizingCollapsesWhitespaceAndReplacesOddCharacters() {
+        #expect(V4L2Discovery.udevSanitized("  HD Pro\tWebcam  C920\n") == "HD_Pro_Webcam_C920")
+        #expect(V4L2Discovery.udevSanitized("A/B (2)") == "A_B__2_")
+        #expect(V4L2Discovery.udevSanitized("v1.0:x=y@z#+-") == "v1.0:x=y@z#+-")
+    }
+
+    // MARK: hot-plug
+
+    @Test func inotifyRecordsAreParsed() {
+        func record(mask: UInt32, name: String, padded: Int) -> [UInt8] {
+            var r: [UInt8] = []
+            for v in [UInt32(1), mask, 0, UInt32(padded)] { withUnsafeBytes(of: v.littleEndian) { r += $0 } }
+            var n = Array(name.utf8)
+            n += [UInt8](repeating: 0, count: padded - n.count)
+            return r + n
+        }
+        let bytes = record(mask: UInt32(IN_CREATE), name: "video3", padded: 16) + record(mask: UInt32(IN_DELETE), name: "media1", padded: 16)
+            + record(mask: UInt32(IN_MOVED_TO), name: "video4", padded: 8)
+        #expect(DirectoryWatch.parse(bytes[...]) == [.created("video3"), .deleted("media1"), .created("video4")])
+        // A truncated record is ignored, not read past.
+        #expect(DirectoryWatch.parse(bytes.prefix(20)) == [])
+    }
+
+    @Test func videoNodeNamesAreRecognised() {
+        #expect(V4L2DeviceWatch.isVideoNode("video0") && V4L2DeviceWatch.isVideoNode("video12"))
+        #expect(!V4L2DeviceWatch.isVideoNode("video") && !V4L2DeviceWatch.isVideoNode("videox") && !V4L2DeviceWatch.isVideoNode("media0"))
+    }
+
+    @Test func nodesAppearingAndDisappearingAreAddedAndRemovedDevices() async throws {
+        let dir = try TempDir()
+        let events = Locked([DeviceEvent]())
+        let fake: @Sendable (String) -> [DeviceDescriptor] = { name in
+            // video7 is a camera, video8 a metadata node (no device).
+            name == "video7" ? [DeviceDescriptor(id: "usb-Acme_Cam_1-video-index0", name: "Cam", backend: "v4l2", facing: .external,
+                                                 lenses: DeviceDescriptor.singleLens(facing: .external), formats: [])] : []
+        }
+        let watch = try V4L2DeviceWatch(directory: dir.path, initial: ["video3": ["platform:vivid-000/video3"]], settleSeconds: 0.2, describe: fake) { e in
+            events.withLock { $0.append(e) }
+        }
+        defer { watch.cancel() }
+        try dir.write("video8", "")
+        try dir.write("notes", "")
+        try dir.write("video7", "")
+        #expect(await eventually { events.value.count == 1 })
+        #expect(events.value.first == .added(fake("video7")[0]))
+        try FileManager.default.removeItem(atPath: "\(dir.path)/video7")
+        #expect(await eventually { events.value.count == 2 })
+        #expect(events.value.last == .removed(id: "usb-Acme_Cam_1-video-index0"))
+        // A node listed at the start is removed under the ID it was listed with.
+        try dir.write("video3", "")
+        try FileManager.default.removeItem(atPath: "\(dir.path)/video3")
+        #expect(await eventually { events.value.contains(.removed(id: "platform:vivid-000/video3")) })
+        // Nothing was reported for the metadata node or the other file.
+        #expect(!events.value.contains { if case .added(let d) = $0 { return d.id != "usb-Acme_Cam_1-video-index0" }; return false })
+    }
+
+    @Test func watchOnAMissingDirectoryFailsWithItsName() {
+        #expect(throws: V4L2Errno.self) {
+            _ = try DirectoryWatch(directory: "/nonexistent-camhal-dir") { _ in }
+        }
+        do {
+            _ = try DirectoryWatch(directory: "/nonexistent-camhal-dir") { _ in }
+        } catch {
+            #expect(error.description.contains("/nonexistent-camhal-dir"))
+        }
+    }
+
+    // MARK: unplug detection
+
+    @Test func aNodeWhoseSysfsEntryVanishedIsGone() throws {
+        let dir = try TempDir()
+        try dir.write("file", "x")
+        try dir.write("sys/81:0", "")
+        let fd = try DeviceFD(path: "\(dir.path)/file")
+        // QUERYCAP on a plain file is ENOTTY: no verdict from the ioctl, the sysfs entry decides.
+        #expect(!NodePresence(sysfsEntry: "\(dir.path)/sys/81:0").isGone(fd))
+        #expect(NodePresence(sysfsEntry: "\(dir.path)/sys/81:1").isGone(fd))
+        #expect(NodePresence(sysfsEntry: "\(dir.path)/sys/81:1").waitGone(fd, seconds: 0.5))
+        #expect(!NodePresence(sysfsEntry: nil).isGone(fd))
+        fd.close()
+        #expect(NodePresence(sysfsEntry: nil).isGone(fd), "a closed descriptor is a gone device")
+    }
+}
+
+/// A backend whose one binding hands its sink to the test, so the test can report driver events.
+private final class EventBackend: CameraBackend, @unchecked Sendable {
+    let identifier = "event-test"
+    let sink = Locked<DriverSink?>(nil)
+    let device = DeviceDescriptor(
+        id: "cam", name: "Cam", backend: "event-test", facing: .external, lenses: DeviceDescriptor.singleLens(facing: .external),
+        focusModes: [.continuous, .locked, .manual], formats: [FormatDescription(pixelFormat: .yuyv, size: Size(width: 64, height: 48), frameRates: [30])],
+        zoomMethod: .optical)
+    func availability() -> BackendAvailability { .available }
+    func devices() throws(CameraError) -> [DeviceDescriptor] { [device] }
+    func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        self.sink.set(sink)
+        return EventBinding()
+    }
+}
+
+private final class EventBinding: DriverBinding, @unchecked Sendable {
+    let format = StreamFormat(pixelFormat: .yuyv, width: 64, height: 48, frameRate: 30)
+    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .device(factor: factor) }
+    func applyTorch(_ on: Bool) -> Bool { false }
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode { mode }
+    func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+    func close() {}
+}
+
+@Suite("Control changes from another process reach the state snapshot")
+struct ExternalControlChangeTests {
+    @Test func zoomAndFocusChangedElsewhereShowInTheNextSnapshot() async throws {
+        let backend = EventBackend()
+        let camera = Camera(backend: backend, device: backend.device)
+        let states = Locked([CameraState]())
+        let stream = camera.stateUpdates()
+        let task = Task { for await s in stream { states.withLock { $0.append(s) } } }
+        defer { task.cancel() }
+        camera.start()
+        #expect(await eventually { states.value.contains { $0.status == .running } })
+        let sink = try #require(backend.sink.value)
+        let mark = states.value.count
+        // `v4l2-ctl -c zoom_absolute=300` on a 100...500 control: factor 3.
+        sink.report(.controlsChanged(zoomFactor: 3, focusMode: .manual))
+        #expect(await eventually { states.value.dropFirst(mark).contains { $0.zoomRatio == 3 && $0.focusMode == .manual } })
+        sink.report(.controlsChanged(zoomFactor: nil, focusMode: .continuous))
+        #expect(await eventually { states.value.last?.focusMode == .continuous && states.value.last?.zoomRatio == 3 })
+        await camera.stop()
+    }
+}

@@ -1,0 +1,145 @@
+import CamHAL
+@testable import CamHALV4L2
+import Foundation
+import Glibc
+import Testing
+
+/// The emulated USB webcams of `scripts/vm-run --webcam PROFILE` (uvcvideo over vhci_hcd), found
+/// through `$CAMHAL_WEBCAM_SOCKETS`: each `<serial>.sock` has a `<serial>.node` naming its node.
+private let socketDirectory = ProcessInfo.processInfo.environment["CAMHAL_WEBCAM_SOCKETS"]
+private let webcamSkip: Comment = "needs an emulated webcam: scripts/vm-run --webcam c920 -- .build/debug/CamHALPackageTests.xctest --testing-library swift-testing --filter V4L2Webcam"
+
+private struct Webcam {
+    let serial: String
+    /// Asks the emulator (its `ctl` command speaks the control socket) and returns its answer.
+    @discardableResult
+    func ctl(_ command: String...) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["webcam-emu", "ctl", serial] + command
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let answer = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard p.terminationStatus == 0, answer.hasPrefix("ok") else { throw V4L2Errno(EIO, "webcam-emu ctl \(serial) \(command.joined(separator: " ")): \(answer)") }
+        return answer
+    }
+    /// The V4L2 device whose node belongs to this webcam.
+    var device: DeviceDescriptor? {
+        (try? V4L2Backend().devices())?.first { $0.details["driver"] == "uvcvideo" && $0.id.contains(serial) }
+    }
+}
+
+private func webcams() -> [Webcam] {
+    guard let dir = socketDirectory else { return [] }
+    return listDirectory(dir).filter { $0.hasSuffix(".sock") }.sorted().map { Webcam(serial: String($0.dropLast(5))) }
+}
+
+private let hasWebcam = !webcams().isEmpty
+
+/// This process's descriptors open on `node` (the link text of /proc/self/fd/N).
+private func descriptors(of node: String) -> [String] {
+    listDirectory("/proc/self/fd").compactMap { fd in
+        var buf = [CChar](repeating: 0, count: 512)
+        let n = readlink("/proc/self/fd/\(fd)", &buf, buf.count - 1)
+        guard n > 0 else { return nil }
+        let target = String(decoding: buf[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target == node || target.hasPrefix(node + " ") ? "\(fd) -> \(target)" : nil
+    }
+}
+
+/// Waits (bounded) for `condition`; the bound only guards against a hang.
+private func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(10_000)
+    }
+    return true
+}
+
+@Suite("V4L2Webcam (emulated uvcvideo webcam)", .enabled(if: hasWebcam, webcamSkip), .serialized)
+struct V4L2WebcamTests {
+    @Test func idIsTheUSBByIDName() throws {
+        for cam in webcams() {
+            let d = try #require(cam.device, "\(cam.serial): no uvcvideo device listed")
+            #expect(d.id.hasPrefix("usb-") && d.id.hasSuffix("_\(cam.serial)-video-index0"), "\(d.id)")
+        }
+    }
+
+    @Test func unplugMidStreamIsADisconnectAndReplugKeepsTheID() throws {
+        let cam = try #require(webcams().first)
+        let d = try #require(cam.device)
+        let node = try #require(d.details["node"])
+        let c = Collector()
+        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        #expect(c.wait(frames: 3))
+        try cam.ctl("unplug")
+        let unplugged = Date()
+        // uvcvideo answers DQBUF with EINVAL after the disconnect; it must be a typed disconnect.
+        let reported = within(10) { c.lock.withLock { !c.events.isEmpty } }
+        let latency = Date().timeIntervalSince(unplugged)
+        print("unplug → event in \(Int(latency * 1000)) ms: \(c.lock.withLock { c.events })")
+        #expect(reported)
+        #expect(c.lock.withLock { c.events } == [.failed(.disconnected(device: d.id))])
+        b.close()
+        // Released: no descriptor of this process still points at the node (`/dev/videoN (deleted)`).
+        #expect(descriptors(of: node).isEmpty, "descriptors of the unplugged device kept open: \(descriptors(of: node))")
+        #expect(within(5) { (try? V4L2Backend().devices())?.allSatisfy { $0.id != d.id } ?? false }, "unplugged webcam still listed")
+        try cam.ctl("replug")
+        // The same stable ID is listed again and streams.
+        #expect(within(10) { cam.device?.id == d.id })
+        let again = try #require(cam.device)
+        let c2 = Collector()
+        let b2 = try V4L2Backend().bind(BindRequest(device: again, lens: again.lenses[0], stream: .init()), sink: c2.sink)
+        #expect(c2.wait(frames: 3))
+        b2.close()
+    }
+
+    @Test func hotPlugIsSeenWithoutUdevd() throws {
+        let cam = try #require(webcams().first)
+        let d = try #require(cam.device)
+        let events = Locked([DeviceEvent]())
+        let watch = try #require(V4L2Backend().watchDevices { e in events.withLock { $0.append(e) } })
+        defer { watch.cancel() }
+        try cam.ctl("unplug")
+        #expect(within(10) { events.value.contains(.removed(id: d.id)) }, "\(events.value)")
+        try cam.ctl("replug")
+        #expect(within(10) { events.value.contains { if case .added(let a) = $0 { return a.id == d.id }; return false } }, "\(events.value)")
+    }
+
+    @Test func mjpegFramesArriveCompressed() throws {
+        let cam = try #require(webcams().first)
+        let d = try #require(cam.device)
+        guard d.formats.contains(where: { $0.pixelFormat == .mjpeg }) else { return }
+        let c = Collector(keep: 1)
+        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init(pixelFormat: .mjpeg)), sink: c.sink)
+        defer { b.close() }
+        #expect(c.wait(frames: 2))
+        let f = try #require(c.lock.withLock { c.frames.first })
+        #expect(f.format == .mjpeg && f.planes.count == 1)
+        let bytes = f.planes[0].bytes
+        #expect(bytes.count > 4 && bytes[0] == 0xFF && bytes[1] == 0xD8, "not a JPEG: \(bytes.prefix(4).map { String($0, radix: 16) })")
+        #expect(bytes.count < f.width * f.height * 2, "\(bytes.count) bytes: not compressed")
+        c.lock.withLock { c.frames.removeAll() }
+    }
+
+    @Test func zoomAndFocusSetByAnotherProcessAreReported() throws {
+        let cam = try #require(webcams().first)
+        let d = try #require(cam.device)
+        guard d.zoomMethod == .optical, let node = d.details["node"] else { return }
+        let c = Collector()
+        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        defer { b.close() }
+        #expect(c.wait(frames: 1))
+        // Our own change raises no event on our descriptor.
+        #expect(b.applyZoom(lens: d.lenses[0], factor: 2) == .device(factor: 2))
+        let p = try Process.run(URL(fileURLWithPath: "/usr/bin/env"), arguments: ["v4l2-ctl", "-d", node, "-c", "zoom_absolute=300"])
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(within(5) { c.lock.withLock { c.events.contains(.controlsChanged(zoomFactor: 3, focusMode: nil)) } }, "\(c.lock.withLock { c.events })")
+        #expect(c.lock.withLock { c.events.allSatisfy { $0 != .controlsChanged(zoomFactor: 2, focusMode: nil) } }, "own change echoed")
+    }
+}
