@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -161,3 +162,4 @@ enum SourceValidator {
         }
     }
 }
+#endif

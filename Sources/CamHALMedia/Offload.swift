@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import Dispatch
 import Foundation
@@ -68,3 +69,4 @@ extension CameraDevice {
         return frame
     }
 }
+#endif

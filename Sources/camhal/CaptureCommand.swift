@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import Foundation
@@ -65,3 +66,4 @@ enum CaptureCommand {
         return 0
     }
 }
+#endif

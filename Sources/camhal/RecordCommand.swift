@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import Dispatch
@@ -87,3 +88,4 @@ enum RecordCommand {
         return status
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
@@ -143,3 +144,4 @@ struct RecordingTests {
         #expect(discover.1.contains("H.264"), "\(discover.1)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 @testable import CamHALLibCamera
 import Foundation
@@ -276,3 +277,4 @@ struct LibCameraTests {
         }
     }
 }
+#endif
