@@ -1,8 +1,19 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // CamHAL: one camera API for Linux apps over pluggable backends.
 // Layout: Sources/CamHAL (the contract, implemented once), Backends/<Name> (one folder per backend),
 // Conformance/ (the shared conformance suite), Sources/camhal (the command-line tool), Tests/.
+//
+// The core, the V4L2 backend and the virtual camera need only the toolchain and the kernel headers.
+// Everything that needs an optional C library is behind a package trait (all on by default;
+// `swift build --disable-default-traits` builds without any of them, see scripts/check-minimal-build).
+// A trait is a compilation condition in this package's Swift targets (`#if GStreamer`); C/C++
+// targets get a define of their own (CAMHAL_LIBCAMERA).
 import PackageDescription
+
+/// A dependency that only exists when `trait` is enabled.
+func dependency(_ name: String, when trait: String) -> Target.Dependency {
+    .target(name: name, condition: .when(traits: [trait]))
+}
 
 let package = Package(
     name: "CamHAL",
@@ -18,6 +29,15 @@ let package = Package(
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
     ],
+    traits: [
+        .trait(name: "GStreamer", description: "The GStreamer backend (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev)."),
+        .trait(name: "LibCamera", description: "The libcamera backend (libcamera-dev)."),
+        .trait(
+            name: "Media",
+            description: "Photos, recording, analysis and barcodes (CamHALMedia: GStreamer, TurboJPEG, libyuv, zbar)."),
+        .trait(name: "PipeWire", description: "The PipeWire backend (libpipewire-0.3-dev)."),
+        .default(enabledTraits: ["GStreamer", "LibCamera", "Media", "PipeWire"]),
+    ],
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
@@ -28,23 +48,41 @@ let package = Package(
         .systemLibrary(
             name: "CLibcamera", path: "Backends/LibCamera/CLibcamera", pkgConfig: "libcamera",
             providers: [.apt(["libcamera-dev"])]),
-        .target(name: "CamHALLibcameraShim", dependencies: ["CLibcamera"], path: "Backends/LibCamera/Shim"),
-        .target(name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALLibcameraShim"], path: "Backends/LibCamera/Swift"),
+        .target(
+            name: "CamHALLibcameraShim", dependencies: [dependency("CLibcamera", when: "LibCamera")],
+            path: "Backends/LibCamera/Shim", cxxSettings: [.define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"]))]),
+        .target(
+            name: "CamHALLibCamera", dependencies: ["CamHAL", dependency("CamHALLibcameraShim", when: "LibCamera")],
+            path: "Backends/LibCamera/Swift"),
         // GStreamer backend: device providers, test/network/file sources, appsink frames.
-        .target(name: "CamHALGStreamer", dependencies: ["CamHAL", "CGStreamer"], path: "Backends/GStreamer"),
+        .target(
+            name: "CamHALGStreamer", dependencies: ["CamHAL", dependency("CGStreamer", when: "GStreamer")],
+            path: "Backends/GStreamer"),
         // PipeWire backend: flags (CPipeWire), a C shim (SPA pods, event tables), the Swift backend.
         .systemLibrary(
             name: "CPipeWire", path: "Backends/PipeWire/CPipeWire", pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "CamHALPipeWireShim", dependencies: ["CPipeWire"], path: "Backends/PipeWire/Shim"),
-        .target(name: "CamHALPipeWire", dependencies: ["CamHAL", "CamHALPipeWireShim"], path: "Backends/PipeWire/Sources"),
+        .target(
+            name: "CamHALPipeWireShim", dependencies: [dependency("CPipeWire", when: "PipeWire")],
+            path: "Backends/PipeWire/Shim", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
+        .target(
+            name: "CamHALPipeWire", dependencies: ["CamHAL", dependency("CamHALPipeWireShim", when: "PipeWire")],
+            path: "Backends/PipeWire/Sources"),
         // A PipeWire camera node for the tests and benchmarks (scripts/pipewire-session camera).
-        .executableTarget(name: "camhal-pw-testcam", dependencies: ["CPipeWire"], path: "Tests/PipeWireTestCamera"),
+        .executableTarget(
+            name: "camhal-pw-testcam", dependencies: [dependency("CPipeWire", when: "PipeWire")],
+            path: "Tests/PipeWireTestCamera", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
         .target(
             name: "CamHALBackends",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALV4L2", "CamHALLibCamera", "CamHALPipeWire", "CamHALGStreamer"],
+            dependencies: [
+                "CamHAL", "CamHALVirtual", "CamHALV4L2",
+                dependency("CamHALLibCamera", when: "LibCamera"), dependency("CamHALPipeWire", when: "PipeWire"),
+                dependency("CamHALGStreamer", when: "GStreamer"),
+            ],
             path: "Sources/CamHALBackends"),
-        .target(name: "CamHALConformance", dependencies: ["CamHAL", "CamHALMedia"], path: "Conformance"),
+        .target(
+            name: "CamHALConformance", dependencies: ["CamHAL", dependency("CamHALMedia", when: "Media")],
+            path: "Conformance"),
         // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer",
@@ -54,11 +92,19 @@ let package = Package(
         .systemLibrary(name: "CZBar", path: "Sources/CZBar", pkgConfig: "zbar"),
         .target(
             name: "CamHALMedia",
-            dependencies: ["CamHAL", "CGStreamer", "CTurboJPEG", "CLibYUV", "CZBar"],
+            dependencies: [
+                "CamHAL", dependency("CGStreamer", when: "Media"), dependency("CTurboJPEG", when: "Media"),
+                dependency("CLibYUV", when: "Media"), dependency("CZBar", when: "Media"),
+            ],
             path: "Sources/CamHALMedia"),
         .executableTarget(
             name: "camhal",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG", "CamHALGStreamer"],
+            dependencies: [
+                // CamHALMedia without the Media trait is AtomicFile alone (no C library).
+                "CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual", "CamHALMedia",
+                dependency("CLibYUV", when: "Media"),
+                dependency("CTurboJPEG", when: "Media"), dependency("CamHALGStreamer", when: "GStreamer"),
+            ],
             path: "Sources/camhal"),
         .testTarget(
             name: "CamHALTests",
@@ -70,7 +116,7 @@ let package = Package(
             path: "Tests/V4L2Tests"),
         .testTarget(
             name: "GStreamerTests",
-            dependencies: ["CamHAL", "CamHALGStreamer", "CamHALConformance"],
+            dependencies: ["CamHAL", dependency("CamHALGStreamer", when: "GStreamer"), "CamHALConformance"],
             path: "Tests/GStreamerTests"),
         .testTarget(
             name: "ConformanceTests",
@@ -78,17 +124,24 @@ let package = Package(
             path: "Tests/ConformanceTests"),
         .testTarget(
             name: "PipeWireTests",
-            dependencies: ["CamHAL", "CamHALPipeWire", "camhal-pw-testcam", "camhal"],
+            dependencies: [
+                "CamHAL", dependency("CamHALPipeWire", when: "PipeWire"), dependency("camhal-pw-testcam", when: "PipeWire"),
+                "camhal",
+            ],
             path: "Tests/PipeWireTests"),
         .testTarget(
             name: "LibCameraTests",
-            dependencies: ["CamHAL", "CamHALLibCamera"],
+            dependencies: ["CamHAL", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
         .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
-            dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],
+            dependencies: [
+                "CamHAL", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
+                dependency("CamHALMedia", when: "Media"), dependency("CLibYUV", when: "Media"),
+                dependency("CTurboJPEG", when: "Media"), "camhal",
+            ],
             path: "Tests/CamHALMediaTests"),
     ],
     swiftLanguageModes: [.v6],

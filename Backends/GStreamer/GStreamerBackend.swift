@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -225,3 +226,4 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     func remember(_ device: ProbedDevice) { probed.withLock { $0[device.descriptor.id] = device } }
     func forget(id: String) { _ = probed.withLock { $0.removeValue(forKey: id) } }
 }
+#endif

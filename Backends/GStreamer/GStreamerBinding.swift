@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -441,3 +442,4 @@ private let cropProbe: GstPadProbeCallback = { pad, info, context in
     control.onBuffer(pad: pad, pts: pts)
     return GST_PAD_PROBE_OK
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -70,3 +71,4 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
 
     deinit { cancel() }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -157,3 +158,4 @@ enum GStreamerDevices {
             details: ["gst.source": "test", "gst.launch": "videotestsrc is-live=true", "kind": "virtual test camera"])
     }
 }
+#endif

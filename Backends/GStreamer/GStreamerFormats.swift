@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 
@@ -142,3 +143,4 @@ enum GStreamerFormats {
         return (Int((rate * 1000).rounded()), 1000)
     }
 }
+#endif

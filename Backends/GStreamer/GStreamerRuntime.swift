@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import Glibc
 
@@ -70,3 +71,4 @@ final class GstObjectRef: @unchecked Sendable {
     }
     deinit { gst_object_unref(raw) }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 import Foundation
@@ -109,3 +110,4 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
             formats: formats, zoomMethod: .sensorCrop, isExclusive: false, details: details)
     }
 }
+#endif

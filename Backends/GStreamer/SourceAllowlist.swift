@@ -1,3 +1,4 @@
+#if GStreamer
 import CGStreamer
 import CamHAL
 
@@ -194,3 +195,4 @@ enum SourceAllowlist {
         return nil
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CZBar
 import CamHAL
 import Foundation
@@ -145,3 +146,4 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
         return out
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import Foundation
 
@@ -103,3 +104,4 @@ public enum PhotoEncoder {
                      metadata: meta(quality: settings.quality, passed: false))
     }
 }
+#endif

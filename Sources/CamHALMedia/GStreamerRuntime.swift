@@ -1,3 +1,4 @@
+#if Media
 import CGStreamer
 import CamHAL
 
@@ -48,3 +49,4 @@ enum GStreamerRuntime {
         return detail.isEmpty ? text : "\(text) (\(detail))"
     }
 }
+#endif

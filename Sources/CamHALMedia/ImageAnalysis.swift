@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import Dispatch
 import Foundation
@@ -121,3 +122,4 @@ extension CameraDevice {
         return a
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CGStreamer
 import CamHAL
 import Foundation
@@ -54,3 +55,4 @@ public enum ImageLoader {
         return (w, h, pixels)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 
 /// An owned 8-bit planar YUV 4:2:0 image (I420: Y, then U, then V) in GStreamer's default I420
@@ -75,3 +76,4 @@ public final class PackedImage: @unchecked Sendable {
               sequence: sequence, timestamp: timestamp, onRelease: { withExtendedLifetime(self) {} })
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CTurboJPEG
 import CamHAL
 import Foundation
@@ -187,3 +188,4 @@ public final class JPEGCodec: @unchecked Sendable {
         return JPEGSegments.segments(of: bytes, marker: 0xC4).flatMap { $0 }
     }()
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 /// Byte-level JPEG surgery: EXIF APP1 insertion and Huffman-table repair for MJPEG pass-through
 /// (no re-encoding).
 public enum JPEGSegments {
@@ -103,3 +104,4 @@ public enum JPEGSegments {
         return nil
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import Dispatch
 import Foundation
@@ -59,3 +60,4 @@ extension CameraDevice {
         return frame
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import Foundation
 
@@ -91,3 +92,4 @@ public struct PhotoMetadata: Sendable, Hashable {
     /// Source pixel format of the frame.
     public let sourceFormat: PixelFormat
 }
+#endif

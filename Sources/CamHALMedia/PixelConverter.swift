@@ -1,3 +1,4 @@
+#if Media
 import CLibYUV
 import CamHAL
 
@@ -252,3 +253,4 @@ public enum PixelConverter {
         return d
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 
 /// A video quality class, by lines (CameraX `Quality`).
@@ -101,3 +102,4 @@ public struct QualitySelector: Sendable, Hashable {
         return StreamRequest(pixelFormat: pixelFormat, size: size)
     }
 }
+#endif

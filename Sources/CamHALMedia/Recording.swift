@@ -1,3 +1,4 @@
+#if Media
 import CGStreamer
 import CamHAL
 import Foundation
@@ -522,3 +523,4 @@ public final class Recording: @unchecked Sendable {
         gst_element_set_state(pipeline, GST_STATE_NULL)
     }
 }
+#endif

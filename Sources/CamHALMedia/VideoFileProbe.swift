@@ -1,3 +1,4 @@
+#if Media
 import CGStreamer
 import CamHAL
 import Foundation
@@ -41,3 +42,4 @@ public enum VideoFileProbe {
         throw CameraError.timeout("decoding \(url.path) took over \(timeout) s")
     }
 }
+#endif

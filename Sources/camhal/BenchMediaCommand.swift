@@ -1,3 +1,4 @@
+#if Media
 import CLibYUV
 import CTurboJPEG
 import CamHAL
@@ -203,3 +204,4 @@ final class SyntheticBinding: DriverBinding, @unchecked Sendable {
         done.wait()
     }
 }
+#endif

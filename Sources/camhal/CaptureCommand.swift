@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import Foundation
@@ -66,3 +67,4 @@ enum CaptureCommand {
         return 0
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 import CamHALGStreamer
 import Foundation
@@ -95,3 +96,4 @@ enum GStreamerBenchCommand {
         ], frames: n)
     }
 }
+#endif

@@ -1,7 +1,11 @@
 import CamHAL
 import CamHALBackends
+#if GStreamer
 import CamHALGStreamer
+#endif
+#if Media
 import CamHALMedia
+#endif
 import CamHALVirtual
 import Foundation
 
@@ -33,14 +37,22 @@ enum MediaSupport {
         if let image {
             if let b = a["backend"], b != "virtual" { throw UsageError("--image shows a still image through the virtual camera; drop --backend \(b)") }
             if a["source"] != nil { throw UsageError("--image and --source both name what to show; give one") }
+            #if Media
             let g = try ImageLoader.loadGray(URL(fileURLWithPath: image))
             guard let gray = VirtualScene.GrayImage(width: g.width, height: g.height, pixels: g.pixels) else {
                 throw UsageError("--image \(image): empty image")
             }
             let backend = VirtualBackend(scene: .image(gray))
             camera = try BackendRegistry([backend], environment: [:]).open(backend: "virtual", device: a["device"], configuration: config)
+            #else
+            throw CameraError.unsupported("--image \(image): loading images needs the Media package trait, off in this build")
+            #endif
         } else if let source = a["source"] {
+            #if GStreamer
             camera = Camera(backend: GStreamerBackend.shared, device: try gstreamerSource(source, a), configuration: config)
+            #else
+            throw CameraError.unsupported("--source \(source): opened through the GStreamer backend, not in this build (package trait GStreamer off)")
+            #endif
         } else {
             camera = try CLI.registry().open(backend: a["backend"], device: a["device"], configuration: config)
         }
@@ -54,6 +66,7 @@ enum MediaSupport {
         return camera
     }
 
+    #if GStreamer
     /// The GStreamer device for `--source`: a URI when it has a scheme, else a source description.
     static func gstreamerSource(_ source: String, _ a: Arguments) throws -> DeviceDescriptor {
         if let b = a["backend"], b.lowercased() != GStreamerBackend.shared.identifier {
@@ -69,6 +82,7 @@ enum MediaSupport {
             throw UsageError("option --source: '\(value)' \(reason)")
         }
     }
+    #endif
 
     /// Waits up to `timeout` s for the first frame (isPreviewActive) or an error.
     static func waitUntilStreaming(_ camera: Camera, timeout: Double = 10) async throws {
@@ -82,11 +96,13 @@ enum MediaSupport {
         throw CameraError.timeout("\(camera.device) did not deliver a frame within \(timeout) s")
     }
 
+    #if Media
     static func parseMirror(_ s: String?) throws -> PhotoSettings.Mirror {
         guard let s else { return .auto }
         guard let m = PhotoSettings.Mirror(rawValue: s) else { throw UsageError("option --mirror: '\(s)' is not auto, on or off") }
         return m
     }
+    #endif
 
     static func human(_ bytes: Int64) -> String {
         bytes >= 1 << 20 ? String(format: "%.1f MB", Double(bytes) / 1048576) : String(format: "%.1f kB", Double(bytes) / 1024)

@@ -11,6 +11,8 @@ enum ProbeCommand {
               --backend B   only this backend (v4l2, libcamera, pipewire, gstreamer, virtual)
               --json        one JSON document instead of the table
             Backends are listed in preference order (CAMHAL_BACKENDS=v4l2,gstreamer overrides it).
+            Backends this build left out (package traits turned off) are listed last, with how to
+            build them in.
             """,
         run: run)
 
@@ -21,6 +23,8 @@ enum ProbeCommand {
             var available: Bool
             var reason: String?
             var devices: [DeviceEntry]
+            /// Set when this build lacks the backend: the package trait that builds it in.
+            var missingTrait: String? = nil
         }
         struct DeviceEntry: Codable {
             var id: String
@@ -49,7 +53,11 @@ enum ProbeCommand {
         let a = try Arguments(args, options: ["backend"], booleans: ["json"])
         let registry = try CLI.registry()
         var entries: [(String, (any CameraBackend)?)] = registry.ordered.map { ($0.identifier, $0.backend) }
-        if let only = a["backend"] { entries = [(only, try registry.backend(only))] }
+        var missing = Backends.missing
+        if let only = a["backend"] {
+            missing = missing.filter { $0.identifier == only.lowercased() }
+            entries = missing.isEmpty ? [(only, try registry.backend(only))] : []
+        }
 
         var report = Report(backends: [])
         for (name, backend) in entries {
@@ -70,6 +78,13 @@ enum ProbeCommand {
                 }
             }
             report.backends.append(entry)
+        }
+        for m in missing {
+            report.backends.append(.init(
+                identifier: m.identifier, available: false,
+                reason: "not in this build: install \(m.packages.joined(separator: " ")) and build with the default "
+                    + "package traits (swift build) or --traits \(m.trait)",
+                devices: [], missingTrait: m.trait))
         }
 
         if a.has("json") {

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import Dispatch
@@ -101,3 +102,4 @@ enum RecordCommand {
         return (status, failure)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import Foundation
@@ -73,3 +74,4 @@ enum ScanCommand {
         return 0
     }
 }
+#endif

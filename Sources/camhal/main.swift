@@ -8,14 +8,47 @@ extension CLI {
         ConformanceCommand.verb,
         WatchCommand.verb,
         HoldCommand.verb,
-        CaptureCommand.verb,
-        RecordCommand.verb,
-        ScanCommand.verb,
+    ] + mediaVerbs + [
         BenchCommand.verb,
-        BenchMediaCommand.verb,
         BenchLibcameraCommand.verb,
-        GStreamerBenchCommand.verb,
+    ] + gstreamerVerbs
+
+    /// The verbs that need CamHALMedia (the `Media` package trait).
+    #if Media
+    static let mediaVerbs = [CaptureCommand.verb, RecordCommand.verb, ScanCommand.verb, BenchMediaCommand.verb]
+    #else
+    static let mediaVerbs = [
+        Verb.notBuilt("capture", "take a photo and write it as JPEG", trait: "Media"),
+        Verb.notBuilt("record", "record video to .mkv (or fragmented .mp4)", trait: "Media"),
+        Verb.notBuilt("scan", "print barcodes seen by the camera", trait: "Media"),
+        Verb.notBuilt("bench-media", "benchmark JPEG/RGBA conversion and capturePhoto latency", trait: "Media"),
     ]
+    #endif
+
+    /// The verbs that need the GStreamer backend (the `GStreamer` package trait).
+    #if GStreamer
+    static let gstreamerVerbs = [GStreamerBenchCommand.verb]
+    #else
+    static let gstreamerVerbs = [
+        Verb.notBuilt("bench-gstreamer", "benchmark the GStreamer backend against gst-launch-1.0", trait: "GStreamer")
+    ]
+    #endif
+}
+
+extension Verb {
+    /// A verb this build left out with its package trait: listed in the help, and running it says
+    /// how to get it (exit status 1).
+    static func notBuilt(_ name: String, _ summary: String, trait: String) -> Verb {
+        let why = "not in this build: it needs the \(trait) package trait (on by default; this camhal was "
+            + "built with it off, e.g. swift build --disable-default-traits)"
+        return Verb(
+            name: name, summary: "\(summary) [\(trait) trait: not in this build]",
+            usage: "usage: camhal \(name) ...\n  \(why)",
+            run: { _ in
+                printError("camhal \(name): \(why)")
+                return 1
+            })
+    }
 }
 
 exit(await CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), verbs: CLI.verbs))

@@ -1,3 +1,4 @@
+#if Media && GStreamer
 import CamHAL
 import CamHALGStreamer
 import CamHALMedia
@@ -181,3 +182,4 @@ struct AnalysisTests {
         #expect(Set(found.value.map(\.value)) == [c.value])
     }
 }
+#endif

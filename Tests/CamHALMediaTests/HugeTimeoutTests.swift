@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
@@ -41,3 +42,4 @@ struct HugeTimeoutTests {
         await camera.stop()
     }
 }
+#endif

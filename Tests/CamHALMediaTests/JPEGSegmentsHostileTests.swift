@@ -1,3 +1,4 @@
+#if Media
 import CamHALMedia
 import Testing
 
@@ -20,3 +21,4 @@ import Testing
         #expect(Array(out.prefix(frame.count)) == frame, "appended after the truncated APP0")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
@@ -194,3 +195,4 @@ struct BayerTests {
         #expect(jpeg.width == 32 && jpeg.height == 24)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
@@ -214,3 +215,4 @@ struct RecordingTests {
         #expect(abs(discovered - stats.duration) < 0.02, "file \(discovered) s, recording reported \(stats.duration) s")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CamHAL
 import CamHALMedia
 import CamHALVirtual
@@ -65,3 +66,4 @@ struct SessionFailureCommandTests {
         await #expect(throws: CameraError.self) { try await HoldCommand.hold(camera, seconds: 60) { _ in } }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Media
 import CTurboJPEG
 import CamHAL
 import CamHALMedia
@@ -102,3 +103,4 @@ final class RampBinding: DriverBinding, @unchecked Sendable {
         done.wait()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 import CamHALGStreamer
 import Foundation
@@ -253,3 +254,4 @@ struct GStreamerBackendTests {
         #expect(events.value.isEmpty, "\(events.value)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 import CamHALConformance
 import CamHALGStreamer
@@ -20,3 +21,4 @@ struct GStreamerConformanceTests {
         #expect(summary.passed >= 35, "\(summary.line)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 import CamHALGStreamer
 import Foundation
@@ -98,3 +99,4 @@ final class LocalListener: Sendable {
     }
     deinit { close(fd) }
 }
+#endif

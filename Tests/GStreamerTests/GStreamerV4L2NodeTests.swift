@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 @testable import CamHALGStreamer
 import Foundation
@@ -23,3 +24,4 @@ struct GStreamerV4L2NodeTests {
         #expect(getenv("GST_V4L2_FORCE_DRAIN") != nil)
     }
 }
+#endif

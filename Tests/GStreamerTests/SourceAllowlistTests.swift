@@ -1,3 +1,4 @@
+#if GStreamer
 import CamHAL
 import CamHALGStreamer
 import Foundation
@@ -85,3 +86,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 @testable import CamHALLibCamera
 import Foundation
@@ -373,3 +374,4 @@ struct LibCameraTests {
         }
     }
 }
+#endif

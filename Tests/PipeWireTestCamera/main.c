@@ -1,3 +1,4 @@
+#ifdef CAMHAL_PIPEWIRE  /* the PipeWire package trait (Package.swift) */
 // camhal-pw-testcam: a small PipeWire camera for CamHAL's tests and benchmarks.
 //
 // A Video/Source node (media.role Camera) that drives its own graph at the negotiated rate and
@@ -180,3 +181,10 @@ int main(int argc, char *argv[]) {
     pw_deinit();
     return 0;
 }
+#else
+#include <stdio.h>
+int main(void) {
+    fputs("camhal-pw-testcam: not in this build (enable the PipeWire package trait)\n", stderr);
+    return 1;
+}
+#endif

@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import CamHALPipeWire
 import Foundation
@@ -217,3 +218,4 @@ struct LossTests {
 }
 
 func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+#endif

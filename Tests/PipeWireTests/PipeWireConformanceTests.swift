@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import Foundation
 import Testing
@@ -32,3 +33,4 @@ struct ConformanceTests {
     }
 }
 }
+#endif

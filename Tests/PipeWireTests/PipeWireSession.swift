@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import Foundation
 import Testing
@@ -182,3 +183,4 @@ final class EventLog: Sendable {
         }
     }
 }
+#endif

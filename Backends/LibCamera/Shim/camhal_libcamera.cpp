@@ -1,3 +1,4 @@
+#ifdef CAMHAL_LIBCAMERA
 // camhal_libcamera.cpp: the C++ side of CamHAL's libcamera backend. Written against libcamera
 // 0.0.3 (Debian 12) using only API still present in 0.1-0.5 (no CameraManager::get(dev_t), no
 // Request::Private), so it should build against newer releases too.
@@ -753,3 +754,4 @@ void camhal_lc_close(camhal_lc_session *s) {
 void camhal_lc_destroy(camhal_lc_session *s) { delete s; }
 
 }  // extern "C"
+#endif

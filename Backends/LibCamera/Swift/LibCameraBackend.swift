@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 import CamHALLibcameraShim
 import Dispatch
@@ -180,3 +181,4 @@ final class LibCameraWatch: DeviceWatch, @unchecked Sendable {
 
     deinit { cancel() }
 }
+#endif

@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 import CamHALLibcameraShim
 import Foundation
@@ -216,3 +217,4 @@ private let libcameraEventCallback: camhal_lc_event_fn = { ctx, _ in
     guard let ctx else { return }
     Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding?.disconnected()
 }
+#endif

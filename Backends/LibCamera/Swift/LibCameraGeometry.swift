@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 
 /// A rectangle in sensor pixels (libcamera `Rectangle`): CamHAL's own pixel rectangle.
@@ -63,3 +64,4 @@ public enum LibCameraGeometry {
         return SensorRect(x: x, y: y, width: w, height: h)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 import CamHALLibcameraShim
 
@@ -137,3 +138,4 @@ enum LibCameraManager {
         return box.value
     }
 }
+#endif

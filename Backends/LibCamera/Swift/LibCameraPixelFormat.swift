@@ -1,3 +1,4 @@
+#if LibCamera
 import CamHAL
 
 /// libcamera pixel formats (DRM FourCCs) ↔ CamHAL's V4L2-style `PixelFormat`.
@@ -42,3 +43,4 @@ public enum LibCameraPixelFormat {
         return names[code] ?? code
     }
 }
+#endif

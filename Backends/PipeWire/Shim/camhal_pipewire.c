@@ -1,3 +1,4 @@
+#ifdef CAMHAL_PIPEWIRE  /* the PipeWire package trait (Package.swift) */
 // CamHAL's C shim over libpipewire-0.3 (see include/camhal_pipewire.h for the API and its rules).
 #include "camhal_pipewire.h"
 
@@ -920,3 +921,4 @@ void camhal_pw_stream_free(camhal_pw_stream *s) {
     pthread_mutex_unlock(&s->mutex);
     if (none) stream_free_struct(s);
 }
+#endif

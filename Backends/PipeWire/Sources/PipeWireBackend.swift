@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import CamHALPipeWireShim
 import Foundation
@@ -123,3 +124,4 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     /// Records a node a watch saw appear, so it can be bound without a new listing.
     func remember(id: String, serial: UInt64) { serials.withLock { $0[id] = serial } }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import CamHALPipeWireShim
 import Foundation
@@ -163,3 +164,4 @@ struct StreamHandle: @unchecked Sendable {
 struct BufferHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer?
 }
+#endif

@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import CamHALPipeWireShim
 import Foundation
@@ -140,3 +141,4 @@ func takeCString(_ p: UnsafeMutablePointer<CChar>?) -> String? {
     defer { free(p) }
     return String(cString: p)
 }
+#endif

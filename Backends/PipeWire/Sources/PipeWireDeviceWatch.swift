@@ -1,3 +1,4 @@
+#if PipeWire
 import CamHAL
 import CamHALPipeWireShim
 import Foundation
@@ -71,3 +72,4 @@ enum PipeWireDeviceWatch {
         }
     }
 }
+#endif
