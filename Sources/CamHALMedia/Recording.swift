@@ -58,7 +58,7 @@ public struct RecordingOptions: Sendable, Hashable {
     /// Record audio. This build has no audio capture path (and this machine no audio source), so
     /// true is refused with `CameraError.unsupported`.
     public var audio: Bool
-    /// How long to wait for the first frame, seconds (positive and finite).
+    /// How long to wait for the first frame, seconds (positive; huge or infinite values are clamped).
     public var firstFrameTimeout: Double
 
     /// The bit rates x264enc accepts, kbit/s.
@@ -67,12 +67,13 @@ public struct RecordingOptions: Sendable, Hashable {
     /// The container these options write `url` in, or `CameraError.invalidArgument` naming the
     /// bad option: an extension that names no container CamHAL writes (`.webm`, `.avi`, none)
     /// unless `container` is set, an extension that contradicts `container`, a bit rate outside
-    /// `bitrateRange`, a `firstFrameTimeout` that is not a positive finite number of seconds.
+    /// `bitrateRange`, a `firstFrameTimeout` that is NaN or not positive (infinity is clamped, B3).
     public func validated(for url: URL) throws(CameraError) -> RecordingContainer {
         if let b = bitrateKbps, !Self.bitrateRange.contains(b) {
             throw .invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be \(Self.bitrateRange.lowerBound)...\(Self.bitrateRange.upperBound) kbit/s (x264enc's range)")
         }
-        guard firstFrameTimeout.isFinite, firstFrameTimeout > 0 else {
+        // NaN and non-positive values are refused; a huge or infinite one waits "forever" (clamped, B3).
+        guard !firstFrameTimeout.isNaN, firstFrameTimeout > 0 else {
             throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be a positive number of seconds")
         }
         let ext = url.pathExtension
