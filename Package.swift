@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
+        .executable(name: "camhal-bench", targets: ["camhal-bench"]),
     ],
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
@@ -51,6 +52,11 @@ let package = Package(
             name: "camhal",
             dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALMedia", "CamHALVirtual", "CLibYUV", "CTurboJPEG", "CamHALGStreamer"],
             path: "Sources/camhal"),
+        // The benchmark (issue 13): CamHAL against each backend's reference tool; not shipped in `camhal`.
+        .executableTarget(
+            name: "camhal-bench",
+            dependencies: ["CamHAL", "CamHALBackends", "CamHALGStreamer", "CamHALMedia", "CLibYUV", "CTurboJPEG"],
+            path: "Sources/camhal-bench"),
         .testTarget(
             name: "CamHALTests",
             dependencies: ["CamHAL", "CamHALVirtual"],
@@ -72,7 +78,7 @@ let package = Package(
             dependencies: ["CamHAL", "CamHALLibCamera"],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal", "camhal-bench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: ["CamHAL", "CamHALVirtual", "CamHALGStreamer", "CamHALMedia", "CLibYUV", "CTurboJPEG", "camhal"],

@@ -11,10 +11,6 @@ extension CLI {
         CaptureCommand.verb,
         RecordCommand.verb,
         ScanCommand.verb,
-        BenchCommand.verb,
-        BenchMediaCommand.verb,
-        BenchLibcameraCommand.verb,
-        GStreamerBenchCommand.verb,
     ]
 }
 

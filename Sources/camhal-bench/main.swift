@@ -1,0 +1,29 @@
+import CamHAL
+import Foundation
+
+// camhal-bench: CamHAL against the reference tool of each backend, measured the same way on both
+// sides (child processes, marginal CPU per frame, interleaved rounds). Not part of `camhal`.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(Options.usage)
+    exit(0)
+}
+let status: Int32
+do {
+    let o = try Options(arguments)
+    if o.child {
+        status = try await Child.run(o)
+    } else if o.backend == "media" {
+        status = try await MediaBench.run(iterations: o.frames, size: o.size ?? Size(width: 1920, height: 1080))
+    } else {
+        status = try Compare.run(o)
+    }
+} catch let e as BenchError {
+    printError("camhal-bench: \(e)")
+    printError(Options.usage)
+    status = 2
+} catch {
+    printError("camhal-bench: \(error)")
+    status = 1
+}
+exit(status)
