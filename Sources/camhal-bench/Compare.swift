@@ -99,7 +99,12 @@ enum Compare {
                 }
                 return v
             }
-            let camhalArgv = { (k: Int) in [me] + o.childArguments(frames: k) }
+            // Valgrind cannot read the Swift toolchain's DWARF: count on a copy without it
+            // (function symbols kept, so callgrind_annotate still names functions).
+            let plain = "/tmp/camhal-bench-nodebug-\(getpid())"
+            guard try Spawn.run(["objcopy", "--strip-debug", me, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(me) failed") }
+            defer { unlink(plain) }
+            let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) }
             a.instructionsPerFrame = (try ir(camhalArgv(2 * n)) - ir(camhalArgv(n))) / Double(n)
             if let reference { b?.instructionsPerFrame = (try ir(reference.argv(2 * n)) - ir(reference.argv(n))) / Double(n) }
         }

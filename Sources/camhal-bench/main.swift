@@ -8,9 +8,17 @@ if arguments.contains("--help") || arguments.contains("-h") {
     print(Options.usage)
     exit(0)
 }
+let options: Options
+do {
+    options = try Options(arguments)
+} catch {
+    printError("camhal-bench: \(error)")
+    printError(Options.usage)
+    exit(2)
+}
 let status: Int32
 do {
-    let o = try Options(arguments)
+    let o = options
     if o.child {
         status = try await Child.run(o)
     } else if o.backend == "media" {
@@ -18,10 +26,6 @@ do {
     } else {
         status = try Compare.run(o)
     }
-} catch let e as BenchError {
-    printError("camhal-bench: \(e)")
-    printError(Options.usage)
-    status = 2
 } catch {
     printError("camhal-bench: \(error)")
     status = 1
