@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "CamHALConformance", targets: ["CamHALConformance"]),
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
+        .executable(name: "camhal-bench", targets: ["camhal-bench"]),
     ],
     traits: [
         .trait(name: "GStreamer", description: "The GStreamer backend (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev)."),
@@ -106,6 +107,14 @@ let package = Package(
                 dependency("CTurboJPEG", when: "Media"), dependency("CamHALGStreamer", when: "GStreamer"),
             ],
             path: "Sources/camhal"),
+        // The benchmark (issue 13): CamHAL against each backend's reference tool; not shipped in `camhal`.
+        .executableTarget(
+            name: "camhal-bench",
+            dependencies: [
+                "CamHAL", "CamHALBackends", "CamHALMedia", dependency("CamHALGStreamer", when: "GStreamer"),
+                dependency("CLibYUV", when: "Media"), dependency("CTurboJPEG", when: "Media"),
+            ],
+            path: "Sources/camhal-bench"),
         .testTarget(
             name: "CamHALTests",
             dependencies: ["CamHAL", "CamHALVirtual"],
@@ -134,7 +143,7 @@ let package = Package(
             dependencies: ["CamHAL", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal", "camhal-bench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: [

@@ -8,29 +8,16 @@ extension CLI {
         ConformanceCommand.verb,
         WatchCommand.verb,
         HoldCommand.verb,
-    ] + mediaVerbs + [
-        BenchCommand.verb,
-        BenchLibcameraCommand.verb,
-    ] + gstreamerVerbs
+    ] + mediaVerbs
 
     /// The verbs that need CamHALMedia (the `Media` package trait).
     #if Media
-    static let mediaVerbs = [CaptureCommand.verb, RecordCommand.verb, ScanCommand.verb, BenchMediaCommand.verb]
+    static let mediaVerbs = [CaptureCommand.verb, RecordCommand.verb, ScanCommand.verb]
     #else
     static let mediaVerbs = [
         Verb.notBuilt("capture", "take a photo and write it as JPEG", trait: "Media"),
         Verb.notBuilt("record", "record video to .mkv (or fragmented .mp4)", trait: "Media"),
         Verb.notBuilt("scan", "print barcodes seen by the camera", trait: "Media"),
-        Verb.notBuilt("bench-media", "benchmark JPEG/RGBA conversion and capturePhoto latency", trait: "Media"),
-    ]
-    #endif
-
-    /// The verbs that need the GStreamer backend (the `GStreamer` package trait).
-    #if GStreamer
-    static let gstreamerVerbs = [GStreamerBenchCommand.verb]
-    #else
-    static let gstreamerVerbs = [
-        Verb.notBuilt("bench-gstreamer", "benchmark the GStreamer backend against gst-launch-1.0", trait: "GStreamer")
     ]
     #endif
 }

@@ -9,16 +9,17 @@ struct Run: CustomStringConvertible {
     var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
 }
 
-/// The `camhal` binary this test bundle was built with: it sits next to the bundle in the build
-/// folder (the test target depends on the executable, so `swift test` builds it first).
-func camhalBinary() throws -> URL {
+/// The `camhal` binary (or `name`, e.g. `camhal-bench`) this test bundle was built with: it sits
+/// next to the bundle in the build folder (the test target depends on the executable, so
+/// `swift test` builds it first).
+func camhalBinary(_ name: String = "camhal") throws -> URL {
     let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
     // The bundle's executable may sit inside a `.xctest` directory on some toolchains.
     if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
-    let candidate = dir.appendingPathComponent("camhal")
+    let candidate = dir.appendingPathComponent(name)
     return try #require(FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil,
-                        "camhal binary not built next to the test bundle in \(dir.path)")
+                        "\(name) binary not built next to the test bundle in \(dir.path)")
 }
 
 /// Runs `camhal args...` with `environment` added to this process's (`CAMHAL_BACKENDS` removed
@@ -28,6 +29,13 @@ func camhal(_ args: [String], environment: [String: String] = [:]) async throws 
     env.removeValue(forKey: "CAMHAL_BACKENDS")
     for (k, v) in environment { env[k] = v }
     return try await run(try camhalBinary(), args, environment: env)
+}
+
+/// Runs `camhal-bench args...`, as `camhal` above.
+func camhalBench(_ args: [String]) async throws -> Run {
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "CAMHAL_BACKENDS")
+    return try await run(try camhalBinary("camhal-bench"), args, environment: env)
 }
 
 /// Runs `executable args...` (a helper tool such as python3 or qrencode found on PATH).

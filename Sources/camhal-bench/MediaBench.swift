@@ -5,26 +5,14 @@ import CamHAL
 import CamHALMedia
 import Foundation
 
-/// `camhal bench-media`: CamHAL's photo and conversion paths against libjpeg-turbo and libyuv
-/// called directly, in the same run, on the same frames. Build with `-c release` for numbers.
-enum BenchMediaCommand {
-    static let verb = Verb(
-        name: "bench-media", summary: "benchmark JPEG/RGBA conversion and capturePhoto latency",
-        usage: """
-            usage: camhal bench-media [--iterations N] [--size WxH]
-              --iterations N  runs per measurement (default 40), interleaved CamHAL/direct
-              --size WxH      frame size (default 1920x1080)
-            Ratios are direct time / CamHAL time: 1.00 = as fast as calling the library directly.
-            """,
-        run: run)
-
-    static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["iterations", "size"], booleans: [])
-        let n = try a.int("iterations") ?? 40
-        let size = try a.size("size") ?? Size(width: 1920, height: 1080)
+/// `camhal-bench --backend media`: CamHAL's photo and conversion paths against libjpeg-turbo and
+/// libyuv called directly, in the same run, on the same frames (the reference for the media side).
+enum MediaBench {
+    /// Runs every measurement `n` times, interleaved CamHAL/direct, on `size` frames.
+    static func run(iterations n: Int, size: Size) async throws -> Int32 {
         let w = size.width, h = size.height
         #if DEBUG
-        print("warning: debug build; use `swift run -c release camhal bench-media` for real numbers")
+        print("warning: debug build; use `swift run -c release camhal-bench --backend media` for real numbers")
         #endif
         print("frame \(w)x\(h), \(n) iterations each, median ms (min)")
 
@@ -98,7 +86,8 @@ enum BenchMediaCommand {
         let backend = SyntheticBackend(width: w, height: h, fill: nv12)
         let camera = Camera(backend: backend, device: backend.descriptor)
         camera.start()
-        try await MediaSupport.waitUntilStreaming(camera)
+        // Wait for the first frame, so the latencies below are of capturePhoto alone.
+        for await _ in camera.frames(policy: .keepOnlyLatest) { break }
         var latencies: [Double] = []
         for _ in 0..<min(n, 20) {
             let t = DispatchTime.now().uptimeNanoseconds

@@ -1,0 +1,215 @@
+import CamHAL
+import Foundation
+
+/// The parent: runs the CamHAL child and the reference tool as child processes, N and 2N frames
+/// each, rounds interleaved (A B A B), and reduces them to one table.
+enum Compare {
+    /// One side's figures over the rounds.
+    struct Side: Encodable {
+        var name: String
+        var command: String
+        /// Marginal CPU per frame, (CPU(2N) - CPU(N)) / N, per round, ms.
+        var cpuPerFrameMs: [Double] = []
+        /// CPU outside the frames, 2 CPU(N) - CPU(2N), per round, ms.
+        var fixedCPUMs: [Double] = []
+        /// N / (wall(2N) - wall(N)) per round.
+        var framesPerSecond: [Double] = []
+        /// Spawn to the first frame's line in the output, per N run, ms (nil: the tool prints none).
+        var firstFrameFromSpawnMs: [Double] = []
+        var maxRSSMiB: [Double] = []
+        /// Instructions per frame under callgrind, (Ir(2N) - Ir(N)) / N.
+        var instructionsPerFrame: Double?
+        /// CamHAL only: in-process timings and the frames' latency.
+        var openToFirstMs: [Double] = []
+        var startToFirstMs: [Double] = []
+        var latencyP50Ms: [Double] = []
+        var latencyP99Ms: [Double] = []
+        var buffers: Int?
+    }
+
+    struct Result: Encodable {
+        var backend: String
+        var device: String
+        var format: String
+        var path: String
+        var frames: Int
+        var rounds: Int
+        var loadAverage: String
+        var camhal: Side
+        var reference: Side?
+        /// Median over rounds of camhal / reference marginal CPU per frame.
+        var cpuRatio: Double?
+        var cpuRatioMin: Double?
+        var cpuRatioMax: Double?
+    }
+
+    static func run(_ o: Options) throws -> Int32 {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+        func camhalRun(_ n: Int, wrap: [String] = []) throws -> (ChildRun, ChildReport) {
+            let r = try Spawn.run(wrap + [me] + o.childArguments(frames: n), marker: Child.firstFrameMarker)
+            guard r.status == 0, let line = r.output.split(separator: "\n").last,
+                  let report = try? JSONDecoder().decode(ChildReport.self, from: Data(line.utf8)) else {
+                throw BenchError("the CamHAL child (\(n) frames) failed, status \(r.status): \(r.output.suffix(600))")
+            }
+            return (r, report)
+        }
+        // Warm-up (page cache, library loading) and the format CamHAL chose, for the reference.
+        let (_, warm) = try camhalRun(min(o.frames, 10))
+        let reference = referenceCommand(o, warm)
+        if let reference { _ = try? Spawn.run(reference.argv(min(o.frames, 10)), marker: reference.marker) }
+
+        var a = Side(name: "camhal (\(o.path.rawValue))", command: "\(me) \(o.childArguments(frames: o.frames).joined(separator: " "))")
+        var b = reference.map { Side(name: $0.name, command: $0.argv(o.frames).joined(separator: " ")) }
+        var ratios: [Double] = []
+        let n = o.frames
+        func add(_ side: inout Side, _ one: ChildRun, _ two: ChildRun) {
+            let marginal = (two.cpu - one.cpu) / Double(n) * 1000
+            side.cpuPerFrameMs.append(marginal)
+            side.fixedCPUMs.append((2 * one.cpu - two.cpu) * 1000)
+            side.framesPerSecond.append(two.wall > one.wall ? Double(n) / (two.wall - one.wall) : 0)
+            if let f = one.firstMarker { side.firstFrameFromSpawnMs.append(f * 1000) }
+            side.maxRSSMiB.append(Double(two.maxRSSKiB) / 1024)
+        }
+        for _ in 0..<o.rounds {
+            let (a1, r1) = try camhalRun(n)
+            let b1 = try reference.map { try $0.run(n) }
+            let (a2, r2) = try camhalRun(2 * n)
+            let b2 = try reference.map { try $0.run(2 * n) }
+            add(&a, a1, a2)
+            for r in [r1, r2] {
+                a.openToFirstMs.append(r.openToFirstMs)
+                a.startToFirstMs.append(r.startToFirstMs)
+            }
+            if let p = r2.latencyP50Ms, let q = r2.latencyP99Ms { a.latencyP50Ms.append(p); a.latencyP99Ms.append(q) }
+            a.buffers = max(a.buffers ?? 0, r2.buffers)
+            if let b1, let b2, b != nil {
+                add(&b!, b1, b2)
+                let ref = b!.cpuPerFrameMs.last!
+                if ref > 0 { ratios.append(a.cpuPerFrameMs.last! / ref) }
+            }
+        }
+        if o.callgrind {
+            // Deterministic instruction counts: one run of N and 2N frames each side.
+            func ir(_ argv: [String]) throws -> Double {
+                let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/tmp/camhal-bench-callgrind.%p.out"] + argv)
+                guard let m = r.output.range(of: #"Collected : [0-9]+"#, options: .regularExpression),
+                      let v = Double(r.output[m].split(separator: " ").last ?? "") else {
+                    throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
+                }
+                return v
+            }
+            // Valgrind cannot read the Swift toolchain's DWARF: count on a copy without it
+            // (function symbols kept, so callgrind_annotate still names functions).
+            let plain = "/tmp/camhal-bench-nodebug-\(getpid())"
+            guard try Spawn.run(["objcopy", "--strip-debug", me, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(me) failed") }
+            defer { unlink(plain) }
+            let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) }
+            // valgrind 3.19 dies (internal SIGSEGV) on some Swift binaries: say so, keep the reference's count.
+            do {
+                a.instructionsPerFrame = (try ir(camhalArgv(2 * n)) - ir(camhalArgv(n))) / Double(n)
+            } catch {
+                printError("camhal-bench: no instruction count for CamHAL: \(error)")
+            }
+            if let reference { b?.instructionsPerFrame = (try ir(reference.argv(2 * n)) - ir(reference.argv(n))) / Double(n) }
+        }
+        let sorted = ratios.sorted()
+        let result = Result(
+            backend: o.backend, device: o.device ?? "(first)", format: warm.format, path: o.path.rawValue, frames: n, rounds: o.rounds,
+            loadAverage: load, camhal: a, reference: b, cpuRatio: median(ratios), cpuRatioMin: sorted.first, cpuRatioMax: sorted.last)
+        if o.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            print(table(result))
+        }
+        return 0
+    }
+
+    /// The reference tool for the backend, given the format the CamHAL child settled on.
+    struct Reference {
+        var name: String
+        var argv: (Int) -> [String]
+        var marker: String?
+        func run(_ n: Int) throws -> ChildRun {
+            let r = try Spawn.run(argv(n), marker: marker)
+            guard r.status == 0 else { throw BenchError("\(argv(n).joined(separator: " ")) exited with \(r.status): \(r.output.suffix(400))") }
+            return r
+        }
+    }
+
+    static func referenceCommand(_ o: Options, _ c: ChildReport) -> Reference? {
+        switch o.backend {
+        case "v4l2":
+            guard let node = c.node else { return nil }
+            var head = ["v4l2-ctl", "-d", node]
+            if let input = c.input { head += ["-i", input] }
+            head += ["--set-fmt-video=width=\(c.width),height=\(c.height),pixelformat=\(c.fourCC)"]
+            if let fps = o.fps { head += ["--set-parm=\(fps)"] }
+            // v4l2-ctl writes one '<' per dequeued buffer to stderr.
+            return Reference(name: "v4l2-ctl", argv: { head + ["--stream-mmap=4", "--stream-count=\($0)"] }, marker: "<")
+        case "gstreamer":
+            let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8"][c.fourCC] ?? c.fourCC
+            let caps = "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
+            return Reference(name: "gst-launch-1.0",
+                             argv: { ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\($0)", "!", caps, "!", "fakesink", "sync=false"] },
+                             marker: nil)
+        case "libcamera":
+            // CamHAL's RGB3 (R, G, B in memory) is libcamera's BGR888, and the other way round.
+            let px = ["RGB3": "BGR888", "BGR3": "RGB888"][c.fourCC] ?? c.fourCC
+            // `cam` prints one line per frame with its sequence.
+            return Reference(name: "cam", argv: { ["cam", "-c", "1", "--capture=\($0)", "-s", "width=\(c.width),height=\(c.height),pixelformat=\(px)"] },
+                             marker: "seq:")
+        default:
+            return nil
+        }
+    }
+
+    static func median(_ xs: [Double]) -> Double? {
+        guard !xs.isEmpty else { return nil }
+        let s = xs.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    /// `median [min-max]`, or `-`.
+    static func spread(_ xs: [Double], _ digits: Int) -> String {
+        guard let m = median(xs), let lo = xs.min(), let hi = xs.max() else { return "-" }
+        let f = "%.\(digits)f"
+        return String(format: f, m) + " [" + String(format: f, lo) + "-" + String(format: f, hi) + "]"
+    }
+
+    static func table(_ r: Result) -> String {
+        func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s + " " : s.padding(toLength: w, withPad: " ", startingAt: 0) }
+        var lines = ["camhal-bench: \(r.backend) \(r.device) \(r.format), N=\(r.frames) and \(2 * r.frames) frames, \(r.rounds) interleaved rounds, load average \(r.loadAverage)"]
+        let header = ["", "frames/s", "CPU/frame ms (median [min-max])", "fixed CPU ms", "1st frame ms spawn|open|start", "latency p50/p99 ms", "copies", "RSS MiB", "Ir/frame"]
+        let widths = [18, 9, 32, 20, 31, 19, 15, 8, 10]
+        lines.append(zip(header, widths).map { pad($0, $1) }.joined())
+        for side in [r.camhal] + (r.reference.map { [$0] } ?? []) {
+            let isCamHAL = side.name.hasPrefix("camhal")
+            let first = [median(side.firstFrameFromSpawnMs), median(side.openToFirstMs), median(side.startToFirstMs)]
+                .map { $0.map { String(format: "%.0f", $0) } ?? "-" }.joined(separator: "|")
+            let latency = median(side.latencyP50Ms).map { p in String(format: "%.2f / %.2f", p, median(side.latencyP99Ms) ?? 0) } ?? "-"
+            let copies = isCamHAL ? "0 (\(side.buffers ?? 0) bufs)" : (r.backend == "gstreamer" ? "0" : "0 (mmap)")
+            let cols = [side.name, median(side.framesPerSecond).map { String(format: "%.1f", $0) } ?? "-",
+                        spread(side.cpuPerFrameMs, 3), spread(side.fixedCPUMs, 0), first, latency, copies,
+                        median(side.maxRSSMiB).map { String(format: "%.1f", $0) } ?? "-",
+                        side.instructionsPerFrame.map { String(format: "%.0f", $0) } ?? "-"]
+            lines.append(zip(cols, widths).map { pad($0, $1) }.joined())
+        }
+        if let ref = r.reference, let ratio = r.cpuRatio, let a = median(r.camhal.cpuPerFrameMs), let b = median(ref.cpuPerFrameMs) {
+            var s = String(format: "ratio camhal/%@: CPU/frame %.3fx (rounds %.3f-%.3f), overhead %+.0f µs/frame",
+                           ref.name, ratio, r.cpuRatioMin ?? 0, r.cpuRatioMax ?? 0, (a - b) * 1000)
+            if let x = median(r.camhal.firstFrameFromSpawnMs), let y = median(ref.firstFrameFromSpawnMs), y > 0 {
+                s += String(format: ", first frame from spawn %.2fx", x / y)
+            }
+            if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {
+                s += String(format: ", instructions/frame %.3fx", x / y)
+            }
+            lines.append(s)
+            lines.append("reference: \(ref.command)")
+        }
+        lines.append("camhal:    \(r.camhal.command)")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,125 @@
+import CamHAL
+import Foundation
+
+/// CLOCK_MONOTONIC in seconds: the clock of V4L2 driver timestamps and of the emulated webcam's
+/// send times, so a frame's delivery latency is `now - stamp` on one clock.
+func monotonicNow() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+/// Where a frame's capture or send time comes from, for its delivery latency.
+enum LatencySource: String, Sendable {
+    /// No usable stamp (GStreamer's test source stamps stream time, not a clock).
+    case none
+    /// The frame's timestamp: the driver's, on CLOCK_MONOTONIC (V4L2, libcamera).
+    case driver
+    /// The emulated webcam's send time inside the image (Tests/Webcam, WEBCAM-PROTOCOL):
+    /// YUYV bytes 8..<16 of the first row, or MJPEG's `CAMHAL <counter> <send_ns>` COM segment.
+    case webcam
+
+    /// The stamp of `frame` in seconds on CLOCK_MONOTONIC, or nil when it carries none.
+    func stamp(of frame: Frame) -> Double? {
+        switch self {
+        case .none: return nil
+        case .driver: return frame.timestamp
+        case .webcam:
+            guard let plane = frame.planes.first else { return nil }
+            let bytes = plane.bytes
+            if frame.format == .mjpeg {
+                // SOI, then FF FE, a 2-byte length, then the text.
+                guard bytes.count > 6, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF, bytes[3] == 0xFE else { return nil }
+                let length = Int(bytes[4]) << 8 | Int(bytes[5])
+                guard length > 2, 4 + length <= bytes.count else { return nil }
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[6..<(4 + length)]), as: UTF8.self)
+                let fields = text.split(separator: " ")
+                guard fields.count == 3, fields[0] == "CAMHAL", let ns = UInt64(fields[2]) else { return nil }
+                return Double(ns) / 1e9
+            }
+            guard bytes.count >= 16 else { return nil }
+            return Double(bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian) / 1e9
+        }
+    }
+}
+
+/// A take of N frames in the measured child: the one thing every path (stream, handler, raw)
+/// records per frame, kept small so the consumer's own cost stays in the noise.
+struct FrameTake {
+    /// Frames wanted; `record` ignores any beyond it.
+    let limit: Int
+    let latencySource: LatencySource
+    var frames = 0
+    /// CLOCK_MONOTONIC of the first frame's arrival.
+    var firstArrival: Double?
+    /// The first and last frames' timestamps (the device's clock).
+    var firstTimestamp = 0.0
+    var lastTimestamp = 0.0
+    /// The first frame's format, `NV12 640x480`.
+    var format = ""
+    var pixelFormat: PixelFormat?
+    var size: Size?
+    /// Frames whose sequence is not the previous one's + 1, and those not above it at all.
+    var sequenceGaps = 0
+    var sequenceRegressions = 0
+    /// Distinct first-plane addresses: how many buffers the frames pointed into (few = no copies).
+    var buffers = Set<UInt>()
+    /// Delivery latencies in seconds (arrival - stamp), when the frames carry a stamp.
+    var latencies: [Double] = []
+    private var lastSequence: UInt64?
+
+    init(limit: Int, latency: LatencySource = .none) {
+        self.limit = limit
+        latencySource = latency
+        latencies.reserveCapacity(latency == .none ? 0 : limit)
+    }
+
+    var isComplete: Bool { frames >= limit }
+    /// Frames per second on the device's clock (first to last timestamp).
+    var deviceFPS: Double { frames > 1 && lastTimestamp > firstTimestamp ? Double(frames - 1) / (lastTimestamp - firstTimestamp) : 0 }
+
+    /// Counts `frame` (reading one byte of it in place, so the consumer really sees the data);
+    /// returns true once `limit` frames were counted.
+    @discardableResult
+    mutating func record(_ frame: Frame) -> Bool {
+        guard frames < limit else { return true }
+        let now = monotonicNow()
+        if let stamp = latencySource.stamp(of: frame) { latencies.append(now - stamp) }
+        if firstArrival == nil {
+            firstArrival = now
+            firstTimestamp = frame.timestamp
+            format = "\(frame.format) \(frame.width)x\(frame.height)"
+            pixelFormat = frame.format
+            size = Size(width: frame.width, height: frame.height)
+        }
+        if let l = lastSequence {
+            if frame.sequence != l + 1 { sequenceGaps += 1 }
+            if frame.sequence <= l { sequenceRegressions += 1 }
+        }
+        lastSequence = frame.sequence
+        lastTimestamp = frame.timestamp
+        if let plane = frame.planes.first {
+            buffers.insert(UInt(bitPattern: plane.baseAddress))
+            if plane.length > 0 { _ = plane.bytes[plane.length / 2] }
+        }
+        frames += 1
+        return frames >= limit
+    }
+
+    /// The `q` quantile (0...1) of the latencies in milliseconds, nil without any.
+    func latencyMs(_ q: Double) -> Double? {
+        guard !latencies.isEmpty else { return nil }
+        let s = latencies.sorted()
+        return s[min(s.count - 1, Int((Double(s.count - 1) * q).rounded()))] * 1000
+    }
+
+    /// Starts `camera` and takes `count` frames from its `FrameStream` (`.block(capacity:)`).
+    /// Fewer frames when the stream ends first.
+    static func take(_ count: Int, from camera: Camera, capacity: Int, latency: LatencySource) async -> FrameTake {
+        let stream = camera.frames(policy: .block(capacity: capacity))
+        var take = FrameTake(limit: count, latency: latency)
+        camera.start()
+        for await frame in stream where take.record(frame) { break }
+        return take
+    }
+}

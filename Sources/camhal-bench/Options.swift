@@ -1,0 +1,126 @@
+import CamHAL
+import Foundation
+
+/// Which consumer path the CamHAL side measures.
+enum BenchPath: String, Codable {
+    /// `Camera.frames(policy:)`, the async `FrameStream` (the README's path).
+    case stream
+    /// `Camera.setFrameHandler`, on the backend's thread.
+    case handler
+    /// The backend's binding alone (no `Camera` session): separates the backend from the core.
+    case raw
+}
+
+/// The one set of flags.
+struct Options {
+    static let usage = """
+        usage: camhal-bench [--backend B] [--device ID] [--format FOURCC] [--size WxH] [--fps R] [--frames N]
+                            [--path stream|handler|raw] [--rounds R] [--json] [--callgrind] [--latency none|driver|webcam]
+          --backend B     v4l2 (default), gstreamer, libcamera or media
+          --device ID     device id (default: the backend's first; gstreamer: videotestsrc)
+          --format F      pixel format FourCC (default: CamHAL's choice; gstreamer NV12)
+          --size WxH      frame size (default: CamHAL's choice; gstreamer 1280x720)
+          --fps R         frame rate to ask for
+          --frames N      N: each round runs N and 2N frames on both sides (default 100)
+          --path P        CamHAL's consumer: stream (FrameStream, default), handler, raw (binding only)
+          --rounds R      interleaved rounds (default 3)
+          --json          one JSON object instead of the table
+          --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases)
+          --latency L     where a frame's stamp comes from: driver (default; none for gstreamer), or
+                          webcam (the emulated webcam's send time in the frame)
+        Reference tools: v4l2-ctl --stream-mmap (v4l2), gst-launch-1.0 ... ! fakesink (gstreamer),
+        cam --capture (libcamera), TurboJPEG and libyuv called directly (media).
+        CPU per frame is the marginal cost, (CPU(2N) - CPU(N)) / N, of child processes measured by
+        wait4 on both sides; the ratio is CamHAL / reference, median over the rounds.
+        """
+
+    var backend = "v4l2"
+    var device: String?
+    var format: PixelFormat?
+    var size: Size?
+    var fps: Double?
+    var frames = 100
+    var path = BenchPath.stream
+    var rounds = 3
+    var json = false
+    var callgrind = false
+    var latency: LatencySource?
+    /// Set in the measured child (`--child`), never by hand.
+    var child = false
+
+    /// Parses `args`; a bad flag or value is a `BenchError` naming it.
+    init(_ args: [String]) throws {
+        var i = 0
+        func value(_ name: String) throws -> String {
+            i += 1
+            guard i < args.count else { throw BenchError("option \(name) needs a value") }
+            return args[i]
+        }
+        while i < args.count {
+            var name = args[i]
+            var inline: String?
+            if let eq = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            func v() throws -> String { try inline ?? value(name) }
+            switch name {
+            case "--backend": backend = try v().lowercased()
+            case "--device": device = try v()
+            case "--format":
+                let f = try v()
+                guard (1...4).contains(f.utf8.count), let p = PixelFormat(fourCC: f.padding(toLength: 4, withPad: " ", startingAt: 0)) else {
+                    throw BenchError("option --format: '\(f)' is not a FourCC (e.g. YUYV, NV12, MJPG)")
+                }
+                format = p
+            case "--size":
+                let s = try v()
+                let parts = s.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+                guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+                    throw BenchError("option --size: '\(s)' is not WIDTHxHEIGHT (e.g. 640x480)")
+                }
+                size = Size(width: w, height: h)
+            case "--fps":
+                let s = try v()
+                guard let d = Double(s), d > 0, d.isFinite else { throw BenchError("option --fps: '\(s)' is not a positive number") }
+                fps = d
+            case "--frames", "--rounds":
+                let s = try v()
+                guard let n = Int(s), n > 0 else { throw BenchError("option \(name): '\(s)' is not a positive integer") }
+                if name == "--frames" { frames = n } else { rounds = n }
+            case "--path":
+                let s = try v()
+                guard let p = BenchPath(rawValue: s) else { throw BenchError("option --path: '\(s)' is not stream, handler or raw") }
+                path = p
+            case "--latency":
+                let s = try v()
+                guard let l = LatencySource(rawValue: s) else { throw BenchError("option --latency: '\(s)' is not none, driver or webcam") }
+                latency = l
+            case "--json", "--callgrind", "--child":
+                guard inline == nil else { throw BenchError("flag \(name) takes no value") }
+                if name == "--json" { json = true } else if name == "--callgrind" { callgrind = true } else { child = true }
+            default:
+                throw BenchError("unknown option '\(args[i])'")
+            }
+            i += 1
+        }
+        guard ["v4l2", "gstreamer", "libcamera", "media", "virtual"].contains(backend) else {
+            throw BenchError("option --backend: '\(backend)' is not v4l2, gstreamer, libcamera, media or virtual")
+        }
+        if backend == "gstreamer", device == nil || device == "videotestsrc" {
+            format = format ?? .nv12
+            size = size ?? Size(width: 1280, height: 720)
+        }
+    }
+
+    /// The flags that make the child take `n` frames exactly as this run asks.
+    func childArguments(frames n: Int) -> [String] {
+        var a = ["--child", "--backend", backend, "--frames", "\(n)", "--path", path.rawValue]
+        if let device { a += ["--device", device] }
+        if let format { a += ["--format", format.fourCC] }
+        if let size { a += ["--size", "\(size.width)x\(size.height)"] }
+        if let fps { a += ["--fps", "\(fps)"] }
+        if let latency { a += ["--latency", latency.rawValue] }
+        return a
+    }
+}

@@ -1,0 +1,75 @@
+import CamHAL
+import Foundation
+import Testing
+
+@testable import camhal_bench
+
+extension CamhalBinaryTests {
+    @Suite("camhal-bench: the measured child and its flags")
+    struct BenchChildTests {
+        /// The measured child takes exactly N frames and reports what the parent needs; would catch
+        /// a child that stops early, loses the format, or prints anything after its JSON line.
+        @Test("the child prints one JSON report of a take of N frames", arguments: ["stream", "handler", "raw"])
+        func childReport(path: String) async throws {
+            let run = try await camhalBench(["--child", "--backend", "virtual", "--frames", "3", "--format", "NV12", "--path", path])
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(run.stdout.split(separator: "\n").last.map(String.init), "\(run)")
+            let report = try JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
+            #expect(report.frames == 3 && report.format == "NV12 640x480" && report.sequenceGaps == 0, "\(report)")
+            #expect(report.openToFirstMs >= report.startToFirstMs, "\(report)")
+            #expect(run.stdout.hasPrefix(Child.firstFrameMarker), "\(run)")
+        }
+
+        /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
+        @Test("bad flags name the bad value", arguments: [
+            (["--size", "1280"], "'1280'"), (["--path", "fast"], "'fast'"), (["--backend", "nosuch"], "'nosuch'"),
+            (["--frames", "0"], "'0'"), (["--bogus"], "'--bogus'"),
+        ])
+        func badFlags(args: [String], names: String) async throws {
+            let run = try await camhalBench(args)
+            #expect(run.status == 2 && run.stderr.contains(names), "\(args): \(run)")
+        }
+    }
+}
+
+@Suite("camhal-bench: the one timed frame-take")
+struct FrameTakeTests {
+    @Test("counts up to the limit, the first frame's format, sequence gaps and regressions")
+    func record() {
+        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        defer { byte.deallocate() }
+        byte.pointee = 7
+        func frame(_ sequence: UInt64) -> Frame {
+            Frame(format: .gray8, width: 1, height: 1, planes: [FramePlane(baseAddress: UnsafeRawPointer(byte), length: 1, bytesPerRow: 1)],
+                  sequence: sequence, timestamp: Double(sequence) / 10)
+        }
+        var take = FrameTake(limit: 4)
+        // 5 after 2: a gap of two dropped frames; 4 after 5: a regression (and a gap), and the
+        // limit; 6: beyond the limit, not counted.
+        let done = [1, 2, 5, 4, 6].map { take.record(frame($0)) }
+        #expect(done == [false, false, false, true, true])
+        #expect(take.frames == 4 && take.isComplete)
+        #expect(take.sequenceGaps == 2 && take.sequenceRegressions == 1)
+        #expect(take.format == "GREY 1x1" && take.size == Size(width: 1, height: 1) && take.pixelFormat == .gray8)
+        #expect(take.firstTimestamp == 0.1 && take.lastTimestamp == 0.4)
+        #expect(take.buffers.count == 1 && take.firstArrival != nil && take.latencies.isEmpty)
+    }
+
+    /// The emulated webcam's send time, read from both frame layouts (WEBCAM-PROTOCOL.md): would
+    /// catch reading the counter as the time, or a COM segment parsed off by one.
+    @Test("reads the webcam's send time from YUYV and MJPEG frames")
+    func webcamStamps() {
+        var yuyv = [UInt8](repeating: 0, count: 32)
+        withUnsafeBytes(of: UInt64(7).littleEndian) { yuyv.replaceSubrange(0..<8, with: $0) }
+        withUnsafeBytes(of: UInt64(2_500_000_000).littleEndian) { yuyv.replaceSubrange(8..<16, with: $0) }
+        let text = Array("CAMHAL 7 1500000000".utf8)
+        let mjpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFE, 0, UInt8(text.count + 2)] + text + [0xFF, 0xD9]
+        for (bytes, format, want) in [(yuyv, PixelFormat.yuyv, 2.5), (mjpeg, PixelFormat.mjpeg, 1.5)] {
+            bytes.withUnsafeBytes { raw in
+                let f = Frame(format: format, width: 8, height: 2, planes: [FramePlane(baseAddress: raw.baseAddress!, length: raw.count, bytesPerRow: 16)],
+                              sequence: 1, timestamp: 0)
+                #expect(LatencySource.webcam.stamp(of: f) == want, "\(format)")
+            }
+        }
+    }
+}
