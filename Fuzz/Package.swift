@@ -22,7 +22,10 @@ let package = Package(
                 .product(name: "CamHAL", package: "CamHAL"), .product(name: "CamHALBackends", package: "CamHAL"),
                 .product(name: "CamHALMedia", package: "CamHAL"), .product(name: "CamHALVirtual", package: "CamHAL"),
             ],
-            path: "Sources/FuzzOptions"),
+            path: "Sources/FuzzOptions",
+            // The linked CLI files test CamHAL's package traits; this package builds CamHAL with its
+            // default traits, so the same conditions hold here.
+            swiftSettings: [.define("GStreamer"), .define("Media")]),
         // JPEG/EXIF segment parsing of MJPEG frames (EXIF insertion, orientation, Huffman tables).
         .executableTarget(
             name: "FuzzJPEGSegments",
