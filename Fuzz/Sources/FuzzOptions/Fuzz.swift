@@ -11,10 +11,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for name in options.sorted() {
         _ = try? parsed.double(name)
         _ = try? parsed.int(name)
-        _ = try? MediaSupport.parseSize(parsed[name], flag: name)
+        _ = try? parsed.size(name)
+        _ = try? parsed.fourCC(name)
     }
     _ = try? MediaSupport.parseMirror(parsed["mirror"])
-    for value in parsed.positional + [parsed["format"]].compactMap({ $0 }) {
+    for value in [parsed["format"]].compactMap({ $0 }) {
         if let f = PixelFormat(fourCC: value) {
             // A code read back must name the same format.
             precondition(PixelFormat(fourCC: f.fourCC.padding(toLength: 4, withPad: " ", startingAt: 0)) == f)
