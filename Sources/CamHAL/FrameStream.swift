@@ -136,6 +136,17 @@ final class FrameQueue: @unchecked Sendable {
                 onDrop?(1)
                 return open
             }
+            // While this producer waited (lock released), the consumer may have emptied the queue
+            // and parked: hand the frame straight to it. Queuing it instead would strand it behind
+            // the waiter, and the next frame would reach the consumer first (R1 order).
+            if !waiters.isEmpty {
+                let w = waiters.removeFirst()
+                pendingIDs.remove(w.id)
+                _counters.delivered += 1
+                condition.unlock()
+                w.continuation.resume(returning: frame)
+                return true
+            }
             buffer.append(frame)
         }
         condition.unlock()

@@ -38,13 +38,10 @@ struct AnalysisTests {
         // consumer kept getting frames. (Sequence gaps are legal here: the virtual camera skips a
         // frame when every pool buffer is held, which is back-pressure reaching the device.)
         #expect(otherFrames >= 20, "other consumer got \(otherFrames) frames in 1.6 s at 30 fps")
-        // R1: in order. Seen under load on a 2-core machine: 25, 27, 26, 28 (a frame handed out
-        // after a newer one). Not understood yet, so recorded as a known intermittent issue: it
-        // shows in every run where it happens, and the day it is fixed this wrapper must go.
+        // R1: in order. Would catch what this check found under load: 25, 27, 26, 28, a frame
+        // queued by a producer that had waited for room while the consumer had already parked.
         let backwards = zip(otherSequences, otherSequences.dropFirst()).filter { $1 <= $0 }
-        withKnownIssue("block-policy stream delivered frames out of order under load (R1)", isIntermittent: true) {
-            #expect(backwards.isEmpty, "frames out of order: \(backwards.prefix(5))")
-        }
+        #expect(backwards.isEmpty, "frames out of order: \(backwards.prefix(5))")
         // Newest frame, never a backlog: a queue would hand the 0.15 s analyzer consecutive frames
         // (step 1); keep-only-latest skips the ~4 frames that arrived during each analysis.
         let seqs = analyzed.value
