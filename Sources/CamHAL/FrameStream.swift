@@ -111,14 +111,7 @@ final class FrameQueue: @unchecked Sendable {
             condition.unlock()
             return false
         }
-        if !waiters.isEmpty {
-            let w = waiters.removeFirst()
-            pendingIDs.remove(w.id)
-            _counters.delivered += 1
-            condition.unlock()
-            w.continuation.resume(returning: frame)
-            return true
-        }
+        if handToWaiter(frame) { return true }
         switch policy {
         case .keepOnlyLatest:
             dropped = buffer.count
@@ -139,19 +132,24 @@ final class FrameQueue: @unchecked Sendable {
             // While this producer waited (lock released), the consumer may have emptied the queue
             // and parked: hand the frame straight to it. Queuing it instead would strand it behind
             // the waiter, and the next frame would reach the consumer first (R1 order).
-            if !waiters.isEmpty {
-                let w = waiters.removeFirst()
-                pendingIDs.remove(w.id)
-                _counters.delivered += 1
-                condition.unlock()
-                w.continuation.resume(returning: frame)
-                return true
-            }
+            if handToWaiter(frame) { return true }
             buffer.append(frame)
         }
         condition.unlock()
         stale.removeAll()  // released outside the lock: releasing may requeue a device buffer
         if dropped > 0 { onDrop?(dropped) }
+        return true
+    }
+
+    /// Called with the lock held: gives `frame` to the longest-waiting consumer, if any, and then
+    /// releases the lock (returns true); returns false with the lock still held when none waits.
+    private func handToWaiter(_ frame: Frame) -> Bool {
+        guard !waiters.isEmpty else { return false }
+        let w = waiters.removeFirst()
+        pendingIDs.remove(w.id)
+        _counters.delivered += 1
+        condition.unlock()
+        w.continuation.resume(returning: frame)
         return true
     }
 
