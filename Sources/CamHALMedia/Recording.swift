@@ -400,7 +400,7 @@ public final class Recording: @unchecked Sendable {
         // The session ending the stream is an error even when stop() raced in right after it.
         let s = state.value
         let sourceGone = !sourceAlive() || !s.stopRequested
-        finalize(error: sourceGone ? sessionFailure() ?? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
+        finalize(error: sourceGone ? frames.endReason ?? sessionFailure() ?? CameraError.streamFailed("the camera stopped during the recording; file kept") : nil)
     }
 
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
