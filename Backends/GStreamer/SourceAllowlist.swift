@@ -32,6 +32,70 @@ extension GStreamerBackend {
 /// found by fuzzing; descriptions containing one are refused before parsing.
 enum GStreamerParserCrashers {
     static let sequences = [".:"]
+
+    /// The first element name given twice (`name=t` ... `name=t`), or nil. With a duplicate name
+    /// GStreamer 1.22's parser can resolve a reference (`t.`) to the other element and link the
+    /// pipeline into a loop; the caps query that linking runs then recurses until the stack
+    /// overflows (`videotestsrc ! (tee name=t t. ! queue) ! tee name=t`: SIGSEGV in
+    /// gst_pad_proxy_query_caps; found by Fuzz/FuzzSourceDescription in CI).
+    static func duplicateName(in description: String) -> String? {
+        var seen: Set<String> = []
+        for name in elementNames(in: description) {
+            if !seen.insert(name).inserted { return name }
+        }
+        return nil
+    }
+
+    /// The values of every `name=` property in a description, as gst-launch's lexer reads them:
+    /// outside quoted values, at the start of a word, spaces allowed around `=`, the value quoted
+    /// ('...' or "..." with backslash escapes) or running to a space, `!`, `(` or `)`.
+    static func elementNames(in description: String) -> [String] {
+        let c = Array(description.unicodeScalars)
+        let separators: Set<Unicode.Scalar> = [" ", "\t", "\n", "\r", "!", "(", ")"]
+        var names: [String] = []
+        var i = 0
+        var quote: Unicode.Scalar?
+        while i < c.count {
+            let ch = c[i]
+            if let q = quote {
+                if ch == "\\" { i += 2; continue }
+                if ch == q { quote = nil }
+                i += 1
+                continue
+            }
+            if ch == "\"" || ch == "'" { quote = ch; i += 1; continue }
+            let atWordStart = i == 0 || separators.contains(c[i - 1])
+            guard atWordStart, i + 4 <= c.count, String(String.UnicodeScalarView(c[i..<i + 4])) == "name" else {
+                i += 1
+                continue
+            }
+            var j = i + 4
+            while j < c.count, c[j] == " " || c[j] == "\t" { j += 1 }
+            guard j < c.count, c[j] == "=" else { i += 1; continue }
+            j += 1
+            while j < c.count, c[j] == " " || c[j] == "\t" { j += 1 }
+            var value = String.UnicodeScalarView()
+            if j < c.count, c[j] == "\"" || c[j] == "'" {
+                let q = c[j]
+                j += 1
+                while j < c.count, c[j] != q {
+                    if c[j] == "\\", j + 1 < c.count { j += 1 }
+                    value.append(c[j])
+                    j += 1
+                }
+                j += 1
+            } else {
+                while j < c.count, !separators.contains(c[j]) {
+                    if c[j] == "\\", j + 1 < c.count { j += 1 }
+                    value.append(c[j])
+                    j += 1
+                }
+            }
+            names.append(String(value))
+            i = j
+        }
+        return names
+    }
 }
 
 /// Checks a user's source description before anything is linked or started (B2): an ALLOWLIST of
@@ -90,6 +154,9 @@ enum SourceAllowlist {
         // description needs that sequence; it is refused before the parser sees it.
         for crasher in GStreamerParserCrashers.sequences where description.contains(crasher) {
             throw refuse("it contains '\(crasher)', which crashes GStreamer's parser")
+        }
+        if let name = GStreamerParserCrashers.duplicateName(in: description) {
+            throw refuse("it names two elements '\(name)': element names must be unique (with a duplicate name GStreamer's parser can link a reference into a loop, which crashes GStreamer's parser)")
         }
         // Counted before parsing too: linking is what makes the parser slow.
         let links = description.reduce(0) { $0 + ($1 == "!" ? 1 : 0) }

@@ -1,6 +1,6 @@
 #if GStreamer
 import CamHAL
-import CamHALGStreamer
+@testable import CamHALGStreamer
 import Foundation
 import Testing
 
@@ -84,6 +84,28 @@ import Testing
         for d in ["x.:y.", "d.:r.z", "videotestsrc ! x.:y.z"] {
             #expect { try GStreamerSource.description(d, allowPipeline: true) } throws: { e in "\(e)".contains("crashes GStreamer") }
         }
+    }
+
+    /// Found by Fuzz/FuzzSourceDescription in CI: two elements with one name let GStreamer 1.22's
+    /// parser link a reference into a loop, and the caps query recurses until the stack
+    /// overflows (SIGSEGV), also in an app's trusted pipeline. Would catch: the duplicate-name
+    /// screen removed, or a spelling of `name=` it misses.
+    @Test func duplicateElementNamesAreRefusedBeforeParsing() throws {
+        let crashers = [
+            "videotestsrc ! (tee name=t t. ! queue ! identity ) ! tee name=t t. ! queue",
+            "videotestsrc ! (tee name=t t. ! queue ) ! tee name=t",
+            "videotestsrc ! (tee name = t t. ! queue ) ! tee name=\"t\"",
+            "videotestsrc ! (tee name='t' t. ! queue ) ! tee  name =t",
+        ]
+        for d in crashers {
+            #expect { try GStreamerSource.description(d, allowPipeline: true) } throws: { e in
+                "\(e)".contains("names two elements 't'")
+            }
+        }
+        // Not names: a property value that says name=, and different names.
+        #expect(GStreamerParserCrashers.elementNames(in: "textoverlay text=\"name=t\" name=a ! identity name=b") == ["a", "b"])
+        #expect(GStreamerParserCrashers.duplicateName(in: "videotestsrc name=src ! tee name=t t. ! queue name=q") == nil)
+        #expect(GStreamerParserCrashers.elementNames(in: "x filename=t name=u\\ v") == ["u v"])
     }
 }
 #endif
