@@ -20,6 +20,15 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
     case drop(frames: Int)
     /// The next `frames` frames do not toggle the UVC frame ID bit.
     case badFrameID(frames: Int)
+    /// The driver fails its stream while the device stays present (vivid's
+    /// `inject_fatal_streaming_error`: vb2_queue_error, every later dequeue answers EIO).
+    case streamError
+    /// The driver marks the next buffer erroneous (`V4L2_BUF_FLAG_ERROR`).
+    case bufferError
+    /// The driver refuses the next buffer handed back to it (`VIDIOC_QBUF` fails once).
+    case requeueError
+    /// The driver drops this share of frames, in percent, until restored.
+    case dropShare(percent: Int)
 
     /// The kind, without its parameter.
     public var kind: Kind {
@@ -32,11 +41,16 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
         case .truncate: return .truncate
         case .drop: return .drop
         case .badFrameID: return .badFrameID
+        case .streamError: return .streamError
+        case .bufferError: return .bufferError
+        case .requeueError: return .requeueError
+        case .dropShare: return .dropShare
         }
     }
 
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case unplug, replug, stall, interruption, corrupt, truncate, drop, badFrameID
+        case streamError, bufferError, requeueError, dropShare
     }
 
     public var description: String {
@@ -49,6 +63,10 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
         case .truncate(let n): return "truncate \(n)"
         case .drop(let n): return "drop \(n)"
         case .badFrameID(let n): return "badfid \(n)"
+        case .streamError: return "stream error"
+        case .bufferError: return "buffer error"
+        case .requeueError: return "requeue error"
+        case .dropShare(let p): return "drop \(p)%"
         }
     }
 }
@@ -188,6 +206,8 @@ public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
         case .drop(let n): command = "drop \(n)"
         case .badFrameID(let n): command = "badfid \(n)"
         case .interruption: throw FaultInjectionError("\(name): a USB webcam cannot report an interruption")
+        case .streamError, .bufferError, .requeueError, .dropShare:
+            throw FaultInjectionError("\(name): cannot inject \(fault)")
         }
         _ = try await send(command)
     }
@@ -275,6 +295,71 @@ public enum FaultInjectors {
     /// else nil (a real camera cannot be unplugged from a test).
     public static func forDevice(_ device: DeviceDescriptor, of backend: any CameraBackend) -> (any FaultInjector)? {
         if let hooks = backend as? any TestHooks { return HooksFaultInjector(hooks: hooks, deviceID: device.id) }
-        return WebcamFaultInjector.forDevice(device)
+        return WebcamFaultInjector.forDevice(device) ?? VividFaultInjector.forDevice(device)
+    }
+}
+
+/// vivid's error-injection controls (the "Vivid Controls" class, present unless the module was
+/// loaded with `no_error_inj=1`) as a `FaultInjector`: each fault is a control set from another
+/// process with `v4l2-ctl`, as a fault would come from outside the app. vivid cannot be unplugged
+/// and brought back (its `disconnect` control is for good), so only the stream faults are offered.
+public struct VividFaultInjector: FaultInjector {
+    /// The vivid capture node.
+    public let node: String
+    /// The `v4l2-ctl` that sets the controls.
+    let tool: String
+
+    public init(node: String, tool: String = "/usr/bin/v4l2-ctl") {
+        self.node = node
+        self.tool = tool
+    }
+
+    /// The injector for a V4L2 device driven by vivid (details `driver` and `node`), when
+    /// `v4l2-ctl` is installed; nil otherwise.
+    public static func forDevice(_ device: DeviceDescriptor) -> VividFaultInjector? {
+        guard device.details["driver"] == "vivid", let node = device.details["node"] else { return nil }
+        let injector = VividFaultInjector(node: node)
+        return access(injector.tool, X_OK) == 0 ? injector : nil
+    }
+
+    public var name: String { "vivid error injection on \(node)" }
+    public var supportedFaults: Set<DeviceFault.Kind> { [.streamError, .bufferError, .requeueError, .dropShare] }
+
+    public func inject(_ fault: DeviceFault) async throws {
+        switch fault {
+        case .streamError: try await set("inject_fatal_streaming_error", 1)
+        case .bufferError: try await set("inject_v4l2_buf_flag_error", 1)
+        case .requeueError: try await set("inject_vidioc_qbuf_error", 1)
+        case .dropShare(let p): try await set("percentage_of_dropped_buffers", min(max(p, 0), 100))
+        default: throw FaultInjectionError("\(name): cannot inject \(fault)")
+        }
+    }
+
+    public func restore() async -> Bool {
+        try? await set("percentage_of_dropped_buffers", 0)
+        return false
+    }
+
+    /// `v4l2-ctl -d NODE -c NAME=VALUE`, off the cooperative pool; throws with its message.
+    func set(_ control: String, _ value: Int) async throws {
+        let tool = self.tool, node = self.node, name = self.name
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                c.resume(with: Result {
+                    let p = Process()
+                    p.executableURL = URL(fileURLWithPath: tool)
+                    p.arguments = ["-d", node, "-c", "\(control)=\(value)"]
+                    let err = Pipe()
+                    p.standardError = err
+                    p.standardOutput = FileHandle.nullDevice
+                    try p.run()
+                    p.waitUntilExit()
+                    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    guard p.terminationStatus == 0, message.isEmpty else {
+                        throw FaultInjectionError("\(name): \(control)=\(value) refused: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (exit \(p.terminationStatus))")
+                    }
+                })
+            }
+        }
     }
 }

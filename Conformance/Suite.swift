@@ -106,6 +106,7 @@ public enum ConformanceSuite {
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
         persistenceArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, badInputArea, captureArea,
+        deviceErrorsArea,
     ]
 
     /// Every check.

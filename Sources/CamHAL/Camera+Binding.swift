@@ -311,6 +311,11 @@ extension Camera {
                 interrupt()
             case .failed(let error):
                 fail(error)
+            case .streamError(let what):
+                // S11: not fatal, and not a disconnect; a warning on the current snapshot.
+                guard live.status == .running || live.status == .interrupted else { return }
+                live.warning = .streamError(what)
+                emit()
             case .endOfStream:
                 interrupt()
             case .torchChanged(let on):

@@ -151,6 +151,9 @@ public enum DriverEvent: Sendable, Hashable {
     case interrupted(String)
     /// The stream failed for good (disconnect, I/O error).
     case failed(CameraError)
+    /// The device reported an error it stays present through (S11): shown as a `streamError`
+    /// warning. A backend that must restart its stream to recover reports `interrupted` after it.
+    case streamError(String)
     /// An external change to a control (another app set the torch or focus).
     case torchChanged(Bool)
     /// Another process changed the device's zoom or focus (V4L2 control events): the zoom factor

@@ -88,6 +88,9 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     case invalidArgument(name: String, value: String)
     /// The source reported dropped frames.
     case framesDropped(Int)
+    /// The device reported a stream error it stays present through (its queue failed, a buffer
+    /// could not be handed back); the session restarts the stream as for an interruption (S11).
+    case streamError(String)
 
     public var code: String {
         switch self {
@@ -96,6 +99,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .controlUnsupported: return "controlUnsupported"
         case .invalidArgument: return "invalidArgument"
         case .framesDropped: return "framesDropped"
+        case .streamError: return "streamError"
         }
     }
 
@@ -106,6 +110,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .controlUnsupported(let what): return "control unsupported: \(what)"
         case .invalidArgument(let name, let value): return "ignored invalid \(name) '\(value)'"
         case .framesDropped(let n): return "\(n) frames dropped"
+        case .streamError(let what): return "stream error: \(what)"
         }
     }
 }

@@ -14,21 +14,46 @@ final class StreamCore: @unchecked Sendable {
     private var streaming = false
     /// Frames requeued, for tests and the benchmark.
     private(set) var requeued = 0
+    /// Told (outside the lock) when VIDIOC_QBUF refused a buffer: the message, and whether the
+    /// retry handed it back after all.
+    private var onRequeueFailure: (@Sendable (_ message: String, _ recovered: Bool) -> Void)?
 
     init(fd: DeviceFD) { self.fd = fd }
 
     func markStreaming() { lock.withLock { streaming = true } }
 
-    /// Hands buffer `index` back to the driver, if the stream still runs.
+    /// `handler` hears of every buffer the driver refused to take back.
+    func reportRequeueFailures(to handler: @escaping @Sendable (_ message: String, _ recovered: Bool) -> Void) {
+        lock.withLock { onRequeueFailure = handler }
+    }
+
+    /// Hands buffer `index` back to the driver, if the stream still runs. A refused QBUF is tried
+    /// once more (a driver's transient failure, vivid's `inject_vidioc_qbuf_error`, fails one
+    /// call); either way it is reported, never a buffer lost in silence (S11).
     func requeue(_ index: UInt32) {
-        lock.withLock {
-            guard streaming else { return }
+        let failure = lock.withLock { () -> (message: String, recovered: Bool, report: (@Sendable (String, Bool) -> Void)?)? in
+            guard streaming else { return nil }
             var b = v4l2_buffer()
             b.type = V4L2Formats.captureType
             b.memory = UInt32(V4L2_MEMORY_MMAP.rawValue)
             b.index = index
-            if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF")) != nil { requeued += 1 }
+            do {
+                try fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF(\(index))")
+                requeued += 1
+                return nil
+            } catch {
+                var retry = v4l2_buffer()
+                retry.type = b.type
+                retry.memory = b.memory
+                retry.index = index
+                if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &retry, "VIDIOC_QBUF(\(index))")) != nil {
+                    requeued += 1
+                    return ("\(error); the retry handed buffer \(index) back", true, onRequeueFailure)
+                }
+                return ("\(error), twice: buffer \(index) is lost to the stream", false, onRequeueFailure)
+            }
         }
+        if let failure { failure.report?(failure.message, failure.recovered) }
     }
 
     /// STREAMOFF, REQBUFS 0 (frees the queue for other processes even while the app still holds
@@ -232,6 +257,12 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     // MARK: streaming thread
 
     private func start() {
+        core.reportRequeueFailures { [weak self] message, recovered in
+            guard let self, !self.closed.value else { return }
+            let what = "\(self.deviceID): \(message)"
+            self.sink.report(.streamError(what))
+            if !recovered { self.restart(because: what) }
+        }
         let thread = Thread { [self] in run() }
         thread.name = "camhal.v4l2.\(node)"
         thread.qualityOfService = .userInteractive
@@ -292,6 +323,14 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 // uvcvideo answers EINVAL (not ENODEV) once a USB disconnect cancelled its queue;
                 // the node is unregistered a moment later. Any failing DQBUF asks first.
                 if presence.waitGone(core.fd, seconds: 0.5) { return reportDisconnect() }
+                if error.code == EIO {
+                    // The driver failed its queue (vb2_queue_error; vivid's
+                    // inject_fatal_streaming_error) but the device is still there: a stream
+                    // error, and a restart of the stream (S11), not a disconnect.
+                    let what = "\(deviceID): the driver failed the stream (\(error.description))"
+                    if !closed.value { sink.report(.streamError(what)) }
+                    return restart(because: what)
+                }
                 sink.report(.failed(error.cameraError(device: deviceID, fallback: CameraError.streamFailed)))
                 return
             }
@@ -361,6 +400,15 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         case ControlID.focusAuto: return (nil, value != 0 ? .continuous : (hasFocusAbsolute ? .manual : .locked))
         default: return (nil, nil)
         }
+    }
+
+    /// Ends the streaming thread and reports an interruption, so the session restarts the
+    /// stream (S8, S11): for errors the device stays present through but this stream cannot.
+    private func restart(because what: String) {
+        guard !closed.value else { return }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+        sink.report(.interrupted(what))
     }
 
     /// Reports the unplug (S7) unless the binding is closing anyway.

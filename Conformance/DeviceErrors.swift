@@ -1,0 +1,79 @@
+import CamHAL
+import Foundation
+
+/// Device errors the device stays present through: S11 (a failed stream, a refused buffer) and
+/// R5d (a buffer the driver marks erroneous). They run where a device can be made to fail so
+/// (vivid's error-injection controls, `VividFaultInjector`), and skip saying why elsewhere.
+let deviceErrorsArea = Area(name: "Device errors", checks: [
+    // S11a: when the driver fails its stream but the device is still there, the session shows a
+    // streamError warning, goes interrupted and restarts the stream by itself (S8), frames flowing
+    // again with the desired zoom. Catches: vivid's inject_fatal_streaming_error reported as
+    // `disconnected` (a fatal error) while the device is still listed.
+    Check("S11a", "a failed stream is a stream error, then the stream restarts") { ctx in
+        guard let faults = ctx.injector(for: .streamError) else {
+            return .skip("no way to make this device fail its stream from a test (vivid's error injection only)")
+        }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        let range = CameraCapabilities(device: ctx.device).zoomRange(for: ctx.device.facing) ?? 1...1
+        let want = min(1.5, range.upperBound)
+        cam.setZoomRatio(want)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        try await faults.inject(.streamError)
+        guard let warned = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "streamError" || $0.status == .error }) else {
+            throw CheckFailure(reason: "no streamError warning after the driver failed the stream: \(cam.currentState)")
+        }
+        try expect(warned.status != .error, "the stream error ended the session: \(warned)")
+        guard let back = await rec.wait(timeout: ctx.timeout(12), after: mark, {
+            ($0.status == .running && $0.isPreviewActive && $0.sequence > warned.sequence) || $0.status == .error
+        }) else {
+            throw CheckFailure(reason: "the stream did not restart: \(cam.currentState)")
+        }
+        try expect(back.status == .running, "the session failed instead of restarting: \(back)")
+        try expect(rec.all[mark...].contains { $0.status == .interrupted }, "no interrupted snapshot between the error and the restart")
+        try expect(close(back.zoomRatio, want), "zoom after the restart \(back.zoomRatio), wanted \(want)")
+        return .ok
+    },
+    // S11b: a buffer the driver refuses to take back is reported as a streamError warning and
+    // handed back, so frames keep flowing at the same pace. Catches: a refused VIDIOC_QBUF
+    // swallowed, the buffer lost for the rest of the session (vivid's inject_vidioc_qbuf_error).
+    Check("S11b", "a refused buffer is reported and handed back") { ctx in
+        guard let faults = ctx.injector(for: .requeueError) else {
+            return .skip("no way to make this device refuse a buffer from a test (vivid's error injection only)")
+        }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        let stream = cam.frames(policy: .block(capacity: 2))
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        try await faults.inject(.requeueError)
+        // Four rounds of the buffer queue: the refused buffer is needed again before they end.
+        let after = await collectFrames(stream, count: 16, timeout: ctx.timeout(20))
+        try expect(after.count == 16, "frames stopped after a refused buffer: \(after.count) of 16; \(cam.currentState)")
+        guard let warned = await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.warning?.code == "streamError" }) else {
+            throw CheckFailure(reason: "the refused buffer was never reported: \(cam.currentState)")
+        }
+        try expect(warned.status != .error && cam.currentState.status != .error, "the refused buffer ended the session: \(cam.currentState)")
+        return .ok
+    },
+    // R5d: a buffer the driver hands back marked erroneous (V4L2_BUF_FLAG_ERROR) never reaches
+    // the app and is counted as dropped by the driver, with a framesDropped warning. Catches: an
+    // erroneous buffer dropped in silence, or delivered as a good frame.
+    Check("R5d", "an erroneous buffer is counted as a dropped frame") { ctx in
+        guard let faults = ctx.injector(for: .bufferError) else {
+            return .skip("no way to make this device mark a buffer erroneous from a test (vivid's error injection only)")
+        }
+        let cam = ctx.openCamera()
+        let rec = StateRecorder(cam)
+        try await ctx.startAndWaitForPreview(cam, recorder: rec)
+        let mark = rec.all.count
+        let before = cam.frameStatistics.droppedByDriver
+        try await faults.inject(.bufferError)
+        guard await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "framesDropped" }) != nil else {
+            throw CheckFailure(reason: "no framesDropped warning after an erroneous buffer; statistics \(cam.frameStatistics)")
+        }
+        try expect(cam.frameStatistics.droppedByDriver > before, "statistics \(cam.frameStatistics) (had \(before) before)")
+        return .ok
+    },
+])
