@@ -186,6 +186,36 @@ enum CLI {
     }
 }
 
+/// An unknown device ID, with the devices a backend lists but this user cannot open: the ID
+/// asked for may be one of them (a V4L2 node the user may not open cannot say its bus or input,
+/// so it is listed under its node name). Exit status 1: the remedy is access, not the command.
+struct UnknownDeviceError: Error, CustomStringConvertible {
+    let error: CameraError
+    let unusable: [String]
+    var description: String {
+        "\(error); listed but not usable by this user: " + unusable.joined(separator: "; ")
+    }
+}
+
+extension CLI {
+    /// `error` with the unusable devices of `backend` (every available backend when nil) when it
+    /// is an unknown device and some device carries an access error (`details["error"]`, set by
+    /// the V4L2 backend on a node it cannot open); else `error` itself.
+    static func withUnusableDevices(_ error: CameraError, registry: BackendRegistry, backend: String?) -> any Error {
+        guard case .unknownDevice = error else { return error }
+        let backends: [any CameraBackend]
+        if let backend {
+            backends = (try? registry.backend(backend)).map { [$0] } ?? []
+        } else {
+            backends = registry.ordered.compactMap(\.backend).filter { $0.availability().isAvailable }
+        }
+        let unusable = backends.flatMap { b in
+            ((try? b.devices()) ?? []).compactMap { d in d.details["error"].map { "\(b.identifier):\(d.id) (\($0))" } }
+        }
+        return unusable.isEmpty ? error : UnknownDeviceError(error: error, unusable: unusable)
+    }
+}
+
 /// Writes a line to standard error.
 func printError(_ s: String) {
     FileHandle.standardError.write(Data((s + "\n").utf8))

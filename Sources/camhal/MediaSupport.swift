@@ -54,7 +54,12 @@ enum MediaSupport {
             throw CameraError.unsupported("--source \(source): opened through the GStreamer backend, not in this build (package trait GStreamer off)")
             #endif
         } else {
-            camera = try CLI.registry().open(backend: a["backend"], device: a["device"], configuration: config)
+            let registry = try CLI.registry()
+            do {
+                camera = try registry.open(backend: a["backend"], device: a["device"], configuration: config)
+            } catch {
+                throw CLI.withUnusableDevices(error, registry: registry, backend: a["backend"])
+            }
         }
         // A device that lists its formats and lacks the one asked for: say so rather than let the
         // core pick another one silently.
