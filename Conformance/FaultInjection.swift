@@ -155,49 +155,10 @@ public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
     public static func forDevice(
         _ device: DeviceDescriptor, socketDirectory: String = defaultSocketDirectory, sysfsRoot: String = "/sys"
     ) -> WebcamFaultInjector? {
-        let serial: String?
-        if let node = device.details["node"] ?? device.details["device.path"] ?? device.details["api.v4l2.path"] {
-            serial = usbSerial(ofNode: node, sysfsRoot: sysfsRoot)
-        } else if let id = device.details["libcameraId"], let port = usbPort(inLibcameraID: id),
-                  let interface = usbInterface(port: port.port, vendor: port.vendor, product: port.product, sysfsRoot: sysfsRoot) {
-            serial = usbSerial(sysfsDevice: "\(sysfsRoot)/bus/usb/devices/\(interface)")
-        } else {
-            serial = nil
-        }
-        guard let serial else { return nil }
+        guard let node = device.details["node"] ?? device.details["device.path"] ?? device.details["api.v4l2.path"],
+              let serial = usbSerial(ofNode: node, sysfsRoot: sysfsRoot) else { return nil }
         let injector = WebcamFaultInjector(serial: serial, socketDirectory: socketDirectory)
         return access(injector.socketPath, F_OK) == 0 ? injector : nil
-    }
-
-    /// The USB port, configuration and interface (`1:1.0`, `2.4:1.0`) and the vendor and product
-    /// IDs in a libcamera UVC camera ID, which libcamera 0.0.3 builds as
-    /// `<controller's firmware node path>-<port>:<config>.<interface>-<vendor>:<product>`, the bus
-    /// number left out (`/base/camhal-vhci@0-1:1.0-046d:082d`); nil for other IDs.
-    public static func usbPort(inLibcameraID id: String) -> (port: String, vendor: String, product: String)? {
-        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count >= 3 else { return nil }
-        let ids = parts[parts.count - 1].split(separator: ":")
-        let port = String(parts[parts.count - 2])
-        guard ids.count == 2, ids.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isHexDigit) }),
-              port.range(of: #"^[0-9.]+:[0-9]+\.[0-9]+$"#, options: .regularExpression) != nil else { return nil }
-        return (port, String(ids[0]), String(ids[1]))
-    }
-
-    /// The one USB interface in sysfs (`1-1:1.0`) on port `port` of any bus whose device has
-    /// these vendor and product IDs; nil when none or several match (the ID does not say the bus).
-    public static func usbInterface(port: String, vendor: String, product: String, sysfsRoot: String = "/sys") -> String? {
-        let dir = "\(sysfsRoot)/bus/usb/devices"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        func attribute(_ device: String, _ name: String) -> String? {
-            (try? String(contentsOfFile: "\(dir)/\(device)/\(name)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        let matches = names.filter { name in
-            guard let dash = name.firstIndex(of: "-"), name[name.index(after: dash)...] == port,
-                  let colon = name.firstIndex(of: ":") else { return false }
-            let device = String(name[..<colon])
-            return attribute(device, "idVendor") == vendor && attribute(device, "idProduct") == product
-        }
-        return matches.count == 1 ? matches[0] : nil
     }
 
     /// The serial of the USB device a character device node belongs to: the nearest ancestor of
@@ -334,39 +295,8 @@ public enum FaultInjectors {
     /// else nil (a real camera cannot be unplugged from a test).
     public static func forDevice(_ device: DeviceDescriptor, of backend: any CameraBackend) -> (any FaultInjector)? {
         if let hooks = backend as? any TestHooks { return HooksFaultInjector(hooks: hooks, deviceID: device.id) }
-        if let webcam = WebcamFaultInjector.forDevice(device) {
-            // libcamera 0.0.3 learns of hot-plug only from udevd; without one (the VM) a replugged
-            // webcam stays a stale camera for the rest of the run, so no unplug is offered there.
-            if device.details["libcameraId"] != nil, access("/run/udev/control", F_OK) != 0 {
-                return RestrictedFaultInjector(webcam, to: webcam.supportedFaults.subtracting([.unplug, .replug]),
-                                               because: "no unplug: libcamera sees no hot-plug without udevd")
-            }
-            return webcam
-        }
-        return VividFaultInjector.forDevice(device)
+        return WebcamFaultInjector.forDevice(device) ?? VividFaultInjector.forDevice(device)
     }
-}
-
-/// Another injector with only some of its faults offered, saying why in its name.
-public struct RestrictedFaultInjector: FaultInjector {
-    let base: any FaultInjector
-    public let supportedFaults: Set<DeviceFault.Kind>
-    let reason: String
-
-    public init(_ base: any FaultInjector, to kinds: Set<DeviceFault.Kind>, because reason: String) {
-        self.base = base
-        self.supportedFaults = base.supportedFaults.intersection(kinds)
-        self.reason = reason
-    }
-
-    public var name: String { "\(base.name) (\(reason))" }
-
-    public func inject(_ fault: DeviceFault) async throws {
-        guard supports(fault.kind) else { throw FaultInjectionError("\(name): cannot inject \(fault)") }
-        try await base.inject(fault)
-    }
-
-    public func restore() async -> Bool { await base.restore() }
 }
 
 /// vivid's error-injection controls (the "Vivid Controls" class, present unless the module was

@@ -122,29 +122,6 @@ struct FaultInjectorTests {
         #expect(WebcamFaultInjector.forDevice(d, socketDirectory: root, sysfsRoot: root) == nil)
     }
 
-    /// libcamera's UVC IDs leave the bus number out: the webcam is found by port and USB IDs in
-    /// sysfs, so the fault checks run on the libcamera backend too. Would catch: a parse that
-    /// takes the bus-less `1:1.0` for a sysfs name, or a match on the port alone.
-    @Test func aLibcameraUVCCameraFindsItsWebcamByPortAndUSBIDs() throws {
-        let parsed = try #require(WebcamFaultInjector.usbPort(inLibcameraID: "/base/camhal-vhci@0-1:1.0-046d:082d"))
-        #expect(parsed.port == "1:1.0" && parsed.vendor == "046d" && parsed.product == "082d")
-        #expect(WebcamFaultInjector.usbPort(inLibcameraID: #"\_SB_.PCI0.XHC_.RHUB.HS05-2.4:1.0-0c45:6366"#)?.port == "2.4:1.0")
-        #expect(WebcamFaultInjector.usbPort(inLibcameraID: "/base/soc/i2c@0/ov5640@3c") == nil)
-        let root = try tempDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let devices = "\(root)/bus/usb/devices"
-        for (device, vendor, serial) in [("1-1", "046d", "CAMHAL-c920-p0"), ("2-1", "1e4e", "OTHER")] {
-            try FileManager.default.createDirectory(atPath: "\(devices)/\(device)/\(device):1.0", withIntermediateDirectories: true)
-            try FileManager.default.createSymbolicLink(atPath: "\(devices)/\(device):1.0", withDestinationPath: "\(devices)/\(device)/\(device):1.0")
-            try "\(vendor)\n".write(toFile: "\(devices)/\(device)/idVendor", atomically: false, encoding: .utf8)
-            try "082d\n".write(toFile: "\(devices)/\(device)/idProduct", atomically: false, encoding: .utf8)
-            try "\(serial)\n".write(toFile: "\(devices)/\(device)/serial", atomically: false, encoding: .utf8)
-        }
-        #expect(WebcamFaultInjector.usbInterface(port: "1:1.0", vendor: "046d", product: "082d", sysfsRoot: root) == "1-1:1.0")
-        #expect(WebcamFaultInjector.usbInterface(port: "1:1.0", vendor: "beef", product: "082d", sysfsRoot: root) == nil)
-        #expect(WebcamFaultInjector.usbSerial(sysfsDevice: "\(devices)/1-1:1.0") == "CAMHAL-c920-p0")
-    }
-
     @Test func theVirtualCameraInjectsThroughItsHooks() throws {
         let backend = VirtualBackend()
         let device = try backend.device(id: "virtual-back")
