@@ -150,15 +150,23 @@ public enum ConformanceSuite {
                 let started = Date()
                 let outcome: Outcome
                 var location = (check.file, check.line)
-                do {
-                    outcome = try await check.body(context)
-                } catch let failure as CheckFailure {
+                let bound = checkBound * timeScale
+                switch await bounded(seconds: bound, { try await check.body(context) }) {
+                case .finished(.success(let o)):
+                    outcome = o
+                case .finished(.failure(let failure as CheckFailure)):
                     outcome = .fail(failure.reason)
                     location = (failure.file, failure.line)
-                } catch {
+                case .finished(.failure(let error)):
                     outcome = .fail("threw \(error)")
+                case .timedOut:
+                    outcome = .fail("hung: still running after \(Int(bound)) s; abandoned (threads dumped to stderr where gdb is installed)")
+                    dumpThreads(reason: "\(check.id) still running after \(Int(bound)) s")
                 }
-                await context.cleanUp()
+                if case .timedOut = await bounded(seconds: bound, { await context.cleanUp() }) {
+                    log("  \(check.id): cleanup (stopping its cameras) still running after \(Int(bound)) s; abandoned")
+                    dumpThreads(reason: "\(check.id) cleanup still running after \(Int(bound)) s")
+                }
                 let duration = Date().timeIntervalSince(started)
                 log("  \(check.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(check.title): \(outcome.line)  [\(Int(duration * 1000)) ms]")
                 summary.add(CheckResult(id: check.id, clause: check.clause, area: area.name, title: check.title, outcome: outcome,
@@ -168,6 +176,60 @@ public enum ConformanceSuite {
         log("\n\(summary.line)")
         return summary
     }
+}
+
+/// Longest a check (and then its cleanup) may run, in seconds before `timeScale`: the longest
+/// checks take 25-60 s in the VM (C2a, R2c, with timeouts scaled 6x). A check still running then
+/// is reported as hung and abandoned, so one stuck device call costs one failed check, not the
+/// whole run (a vivid run once sat in C1b until the VM's 2700 s bound killed it).
+let checkBound: Double = 60
+
+/// How a bounded run ended.
+enum Bounded<Value: Sendable>: Sendable {
+    case finished(Value)
+    case timedOut
+}
+
+/// Runs `body` for at most `seconds`. On time-out the body's task is abandoned, not awaited (a
+/// device call stuck in the kernel cannot be cancelled): a task group would wait for it.
+func bounded<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async -> Bounded<Result<T, any Error>> {
+    return await withCheckedContinuation { (c: CheckedContinuation<Bounded<Result<T, any Error>>, Never>) in
+        let slot = Locked<CheckedContinuation<Bounded<Result<T, any Error>>, Never>?>(c)
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+            guard !Task.isCancelled else { return }
+            slot.withLock { s in defer { s = nil }; return s }?.resume(returning: .timedOut)
+        }
+        Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            timer.cancel()
+            slot.withLock { s in defer { s = nil }; return s }?.resume(returning: .finished(result))
+        }
+    }
+}
+
+/// `bounded` for a body that cannot fail.
+func bounded(seconds: Double, _ body: @escaping @Sendable () async -> Void) async -> Bounded<Void> {
+    switch await bounded(seconds: seconds, { () async throws -> Void in await body() }) {
+    case .finished: return .finished(())
+    case .timedOut: return .timedOut
+    }
+}
+
+/// Prints every thread's stack to stderr with gdb (when installed and allowed to attach), so a
+/// hang found in a long unattended run (the VM) can be diagnosed from its log.
+func dumpThreads(reason: String) {
+    let gdb = "/usr/bin/gdb"
+    guard access(gdb, X_OK) == 0 else { return }
+    FileHandle.standardError.write(Data("== conformance: \(reason); threads of pid \(getpid()):\n".utf8))
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: gdb)
+    p.arguments = ["-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt 25"]
+    p.standardOutput = FileHandle.standardError
+    p.standardError = FileHandle.nullDevice
+    guard (try? p.run()) != nil else { return }
+    p.waitUntilExit()
 }
 
 /// A check failure with its reason and where it was detected; `expect` throws it.

@@ -112,3 +112,23 @@ struct ConformanceReportTests {
         #expect(reader.cases.first?.children["failure"]?.text == "a\u{FFFD}b<c>&\"'\n\u{FFFD}")
     }
 }
+
+/// The runner's bound on a check: a check stuck for good (a device call that never returns) is
+/// abandoned after the bound so the suite goes on. Would catch: a bound that waits for the
+/// stuck task (as a task group does), or one that reports a finished check as timed out.
+@Suite("Bounded checks") struct BoundedCheckTests {
+    @Test func aStuckBodyTimesOutAndAFinishedOneReturnsItsValue() async {
+        let stuck = Locked(false)
+        let started = Date()
+        let hung = await bounded(seconds: 0.2) { () async throws -> Int in
+            // Does not return within the test, as a call stuck in the kernel (never cancelled).
+            stuck.set(true)
+            try? await Task.sleep(nanoseconds: 3_600_000_000_000)
+            return 1
+        }
+        guard case .timedOut = hung else { Issue.record("a stuck body was not abandoned: \(hung)"); return }
+        #expect(stuck.value && Date().timeIntervalSince(started) < 30)
+        let done = await bounded(seconds: 30) { () async throws -> Int in 42 }
+        guard case .finished(.success(42)) = done else { Issue.record("finished body gave \(done)"); return }
+    }
+}
