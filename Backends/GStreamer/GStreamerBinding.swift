@@ -4,7 +4,7 @@ import CamHAL
 import Foundation
 
 /// One streaming GStreamer pipeline:
-/// `<source> [! capsfilter] ! videocrop ! videoscale ! videoconvert ! capsfilter ! appsink`.
+/// `<source> [! capsfilter] [! videoconvert] ! videocrop ! videoscale ! capsfilter ! appsink`.
 ///
 /// A dedicated thread pulls samples from the appsink (`sync=false`, bounded `max-buffers`,
 /// `drop=true`) and polls the bus; each sample is mapped zero-copy into a `Frame` that unmaps and

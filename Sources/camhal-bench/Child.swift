@@ -34,6 +34,12 @@ enum Child {
 
     static func run(_ o: Options) async throws -> Int32 {
         let request = StreamRequest(pixelFormat: o.format, size: o.size, frameRate: o.fps)
+        var configuration = Camera.Configuration(stream: request)
+        if o.slowClock {
+            // Under valgrind: no interruption (and so no restart) however slowly frames come.
+            configuration.interruptionTimeout = 3600
+            configuration.firstFrameTimeout = 3600
+        }
         let t0 = monotonicNow()
         let camera: Camera
         #if GStreamer
@@ -46,14 +52,14 @@ enum Child {
             // Not live and unpaced, exactly like the gst-launch side; no test device listed.
             let backend = GStreamerBackend(includeTestSource: false)
             let device = try backend.source(description: "videotestsrc num-buffers=\(o.frames)")
-            camera = Camera(backend: backend, device: device, configuration: .init(stream: request))
+            camera = Camera(backend: backend, device: device, configuration: configuration)
             #else
             fatalError("unreachable: no GStreamer in this build")
             #endif
         } else {
             let registry = Backends.registry()
             if let problem = registry.preferenceProblem { throw problem }
-            camera = try registry.open(backend: o.backend, device: o.device, configuration: .init(stream: request))
+            camera = try registry.open(backend: o.backend, device: o.device, configuration: configuration)
         }
         let latency = o.latency ?? (o.backend == "gstreamer" ? .none : .driver)
         let device = camera.device

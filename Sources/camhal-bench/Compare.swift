@@ -19,6 +19,8 @@ enum Compare {
         var maxRSSMiB: [Double] = []
         /// Instructions per frame under callgrind, (Ir(2N) - Ir(N)) / N.
         var instructionsPerFrame: Double?
+        /// Instructions outside the frames (start-up, negotiation, exit), 2 Ir(N) - Ir(2N).
+        var fixedInstructions: Double?
         /// CamHAL only: in-process timings and the frames' latency.
         var openToFirstMs: [Double] = []
         var startToFirstMs: [Double] = []
@@ -104,14 +106,20 @@ enum Compare {
             let plain = "/tmp/camhal-bench-nodebug-\(getpid())"
             guard try Spawn.run(["objcopy", "--strip-debug", me, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(me) failed") }
             defer { unlink(plain) }
-            let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) }
-            // valgrind 3.19 dies (internal SIGSEGV) on some Swift binaries: say so, keep the reference's count.
+            let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) + ["--slow-clock"] }
+            func count(_ side: inout Side, _ argv: (Int) -> [String]) throws {
+                let one = try ir(argv(n)), two = try ir(argv(2 * n))
+                side.instructionsPerFrame = (two - one) / Double(n)
+                side.fixedInstructions = 2 * one - two
+            }
+            // Should valgrind still die on a child (it did on one parked in dispatch_main): say so,
+            // keep the reference's count.
             do {
-                a.instructionsPerFrame = (try ir(camhalArgv(2 * n)) - ir(camhalArgv(n))) / Double(n)
+                try count(&a, camhalArgv)
             } catch {
                 printError("camhal-bench: no instruction count for CamHAL: \(error)")
             }
-            if let reference { b?.instructionsPerFrame = (try ir(reference.argv(2 * n)) - ir(reference.argv(n))) / Double(n) }
+            if let reference, b != nil { try count(&b!, reference.argv) }
         }
         let sorted = ratios.sorted()
         let result = Result(
@@ -205,6 +213,9 @@ enum Compare {
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {
                 s += String(format: ", instructions/frame %.3fx", x / y)
+            }
+            if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
+                s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)
             }
             lines.append(s)
             lines.append("reference: \(ref.command)")

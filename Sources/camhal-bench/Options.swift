@@ -47,6 +47,10 @@ struct Options {
     var latency: LatencySource?
     /// Set in the measured child (`--child`), never by hand.
     var child = false
+    /// Set in a child run under valgrind (`--slow-clock`), never by hand: frames come 50-100
+    /// times slower there, so the session's interruption watchdog (2 s without a frame) would
+    /// fire and restart the stream, and the count would include a second pipeline start-up.
+    var slowClock = false
 
     /// Parses `args`; a bad flag or value is a `BenchError` naming it.
     init(_ args: [String]) throws {
@@ -96,9 +100,14 @@ struct Options {
                 let s = try v()
                 guard let l = LatencySource(rawValue: s) else { throw BenchError("option --latency: '\(s)' is not none, driver or webcam") }
                 latency = l
-            case "--json", "--callgrind", "--child":
+            case "--json", "--callgrind", "--child", "--slow-clock":
                 guard inline == nil else { throw BenchError("flag \(name) takes no value") }
-                if name == "--json" { json = true } else if name == "--callgrind" { callgrind = true } else { child = true }
+                switch name {
+                case "--json": json = true
+                case "--callgrind": callgrind = true
+                case "--child": child = true
+                default: slowClock = true
+                }
             default:
                 throw BenchError("unknown option '\(args[i])'")
             }
