@@ -363,6 +363,12 @@ public protocol DeviceControlBackend: CameraBackend {
     func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver
 }
 
+/// A backend that can change a raw control the way another process would, for the conformance
+/// check of X7 (the virtual camera; on V4L2 the check runs `v4l2-ctl -c` instead).
+public protocol ExternalControlWriter: Sendable {
+    func writeControlExternally(deviceID: String, name: String, value: Int64) throws(CameraError)
+}
+
 /// The controls of a device without any (a test source, a network camera).
 struct NoDeviceControls: DeviceControlDriver {
     func controls() throws(CameraError) -> [DeviceControl] { [] }
