@@ -101,7 +101,7 @@ struct DeviceControlsTests {
             _ = try Self.menu.parse("Menu Item 2")
             Issue.record("a menu entry name the menu lacks was parsed")
         } catch {
-            guard case .invalidArgument(let name, let value, _) = error else { return Issue.record("\(error)") }
+            guard case .invalidArgument(let name, let value, _) = error else { Issue.record("\(error)"); return }
             #expect(name == "menu" && value == "Menu Item 2")
         }
     }
