@@ -369,12 +369,13 @@ public protocol ExternalControlWriter: Sendable {
     func writeControlExternally(deviceID: String, name: String, value: Int64) throws(CameraError)
 }
 
-/// The controls of a device without any (a test source, a network camera).
-struct NoDeviceControls: DeviceControlDriver {
-    func controls() throws(CameraError) -> [DeviceControl] { [] }
-    func refresh(_ control: DeviceControl) throws(CameraError) -> DeviceControl { control }
-    func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue { value }
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? { nil }
+/// The controls of a device without any (a test source, a network camera): an empty list, not an error.
+public struct NoDeviceControls: DeviceControlDriver {
+    public init() {}
+    public func controls() throws(CameraError) -> [DeviceControl] { [] }
+    public func refresh(_ control: DeviceControl) throws(CameraError) -> DeviceControl { control }
+    public func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue { value }
+    public func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? { nil }
 }
 
 extension CameraBackend {

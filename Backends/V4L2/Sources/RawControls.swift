@@ -232,6 +232,12 @@ final class V4L2ControlDriver: DeviceControlDriver {
 }
 
 extension V4L2Backend: DeviceControlBackend {
+    /// The raw controls of the V4L2 node at `node`, for another backend streaming it (GStreamer's
+    /// v4l2src): the same driver as this backend's own devices, `device` naming it in errors.
+    public static func controlDriver(node: String, device: DeviceDescriptor) -> any DeviceControlDriver {
+        V4L2ControlDriver(device: device, node: node)
+    }
+
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         guard device.backend == identifier, let node = device.details[V4L2Discovery.Key.node] else {
             throw CameraError.unknownDevice(id: device.id, backend: identifier)
