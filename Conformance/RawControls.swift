@@ -31,14 +31,7 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
     // no-op, or a crash, on a typo.
     Check("X1b", "an unknown control name is refused, naming it") { ctx in
         let controls = try ctx.backend.deviceControls(for: ctx.device)
-        do {
-            try controls.set("no_such_control_x1b", to: .integer(1))
-            throw CheckFailure(reason: "setting no_such_control_x1b was accepted")
-        } catch let e as CameraError {
-            guard case .invalidArgument(_, let value, _) = e, value == "no_such_control_x1b" else {
-                throw CheckFailure(reason: "the refusal does not name the control: \(e)")
-            }
-        }
+        try expectRefusal(controls, "no_such_control_x1b", .integer(1)) { _, value, _ in value == "no_such_control_x1b" }
         return .ok
     },
     // X2: an integer value outside the range or off the step is stored as the driver stores it:
@@ -75,14 +68,7 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         let original = c.value
         defer { _ = try? controls.set(c.name, to: original) }
         let bad = (c.minimum...c.maximum).first { c.menuEntry($0) == nil } ?? c.maximum + 1
-        do {
-            try controls.set(c.name, to: .integer(bad))
-            throw CheckFailure(reason: "\(c.name): \(bad) (not an entry) was accepted")
-        } catch let e as CameraError {
-            guard case .invalidArgument(let name, let value, _) = e, name == c.name, value == String(bad) else {
-                throw CheckFailure(reason: "\(c.name): refusal of \(bad) does not name it: \(e)")
-            }
-        }
+        try expectRefusal(controls, c.name, .integer(bad)) { name, value, _ in name == c.name && value == String(bad) }
         try expect(try controls.value(of: c.name) == original, "\(c.name) changed after a refused value")
         guard let other = c.menu.first(where: { .integer($0.index) != original }) else { return .ok }
         let applied = try controls.set(c.name, to: .integer(other.index))
@@ -97,14 +83,7 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
             ?? controls.list().first(where: { $0.flags.contains(.readOnly) && $0.dimensions.isEmpty })
         else { return .notSupported("no read-only control") }
         let attempt: DeviceControlValue = c.type == .string ? .string("x") : .integer(c.value.integer.map { $0 == c.minimum ? c.maximum : c.minimum } ?? 0)
-        do {
-            try controls.set(c.name, to: attempt)
-            throw CheckFailure(reason: "read-only \(c.name) accepted \(attempt)")
-        } catch let e as CameraError {
-            guard case .invalidArgument(let name, let value, _) = e, name == c.name, value == attempt.description else {
-                throw CheckFailure(reason: "refusal for read-only \(c.name) does not name it and \(attempt): \(e)")
-            }
-        }
+        try expectRefusal(controls, c.name, attempt) { name, value, _ in name == c.name && value == attempt.description }
         if !c.flags.contains(.volatile) {
             try expect(try controls.value(of: c.name) == c.value, "read-only \(c.name) changed")
         }
@@ -143,13 +122,8 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
         let before = cam.currentState
-        do {
-            try controls.set(c.name, to: c.type == .button ? .none : .integer(c.defaultValue))
-            throw CheckFailure(reason: "owned \(c.name) accepted a raw write")
-        } catch let e as CameraError {
-            guard case .invalidArgument(let name, _, let reason) = e, name == c.name, let owner = c.ownedBy, reason.contains(owner) else {
-                throw CheckFailure(reason: "refusal for \(c.name) does not name its setter: \(e)")
-            }
+        try expectRefusal(controls, c.name, c.type == .button ? .none : .integer(c.defaultValue)) { name, _, reason in
+            name == c.name && reason.contains(c.ownedBy ?? "?")
         }
         try await ctx.settle(cam)
         let after = cam.currentState
@@ -198,6 +172,23 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         return .ok
     },
 ])
+
+/// Sets `name` to `value` and expects `invalidArgument` whose name, value and reason satisfy
+/// `names` (the refusal must name what was wrong).
+func expectRefusal(
+    _ controls: DeviceControls, _ name: String, _ value: DeviceControlValue, file: String = #fileID, line: Int = #line,
+    _ names: (_ name: String, _ value: String, _ reason: String) -> Bool
+) throws {
+    do {
+        try controls.set(name, to: value)
+    } catch {
+        guard case .invalidArgument(let n, let v, let r) = error, names(n, v, r) else {
+            throw CheckFailure(reason: "\(name) = \(value): the refusal does not name what was wrong: \(error)", file: file, line: line)
+        }
+        return
+    }
+    throw CheckFailure(reason: "\(name) = \(value) was accepted", file: file, line: line)
+}
 
 /// A writable control a check may change and put back: the image controls first (brightness,
 /// contrast...), never one that triggers something (execute-on-write, update), is inactive,
