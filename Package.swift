@@ -57,7 +57,7 @@ let package = Package(
             path: "Backends/LibCamera/Swift"),
         // GStreamer backend: device providers, test/network/file sources, appsink frames.
         .target(
-            name: "CamHALGStreamer", dependencies: ["CamHAL", dependency("CGStreamer", when: "GStreamer")],
+            name: "CamHALGStreamer", dependencies: ["CamHAL", "CamHALV4L2", dependency("CGStreamer", when: "GStreamer")],
             path: "Backends/GStreamer"),
         // PipeWire backend: flags (CPipeWire), a C shim (SPA pods, event tables), the Swift backend.
         .systemLibrary(

@@ -30,6 +30,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
 
     /// What every device of this instance shows.
     public let scene: VirtualScene
+    /// The devices' raw controls (VirtualControls.swift).
+    let rawControls = VirtualRawControls()
 
     public init(frameRate: Double = 30, scene: VirtualScene = .gradient) {
         self.frameRate = frameRate

@@ -79,6 +79,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             case .image(let image):
                 SceneRenderer.renderImage(into: buffer, format: format, image: image, crop: crop)
             }
+            if let store = backend?.rawControls {
+                SceneRenderer.applyControls(store.current(deviceID), to: buffer, format: format)
+                store.frameRendered(deviceID)
+            }
             let planes: [FramePlane]
             let w = format.width, h = format.height
             switch format.pixelFormat {

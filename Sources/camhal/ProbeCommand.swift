@@ -39,6 +39,8 @@ enum ProbeCommand {
             var focusModes: [FocusMode]
             var formats: [FormatEntry]
             var details: [String: String]
+            /// The raw device controls (X1), as `camhal controls` lists them.
+            var controls: [DeviceControl] = []
         }
         struct FormatEntry: Codable {
             var pixelFormat: String
@@ -71,7 +73,11 @@ enum ProbeCommand {
                 entry.reason = reason
             } else {
                 do {
-                    entry.devices = try backend.devices().map(describe)
+                    entry.devices = try backend.devices().map { d in
+                        var e = describe(d)
+                        e.controls = (try? backend.deviceControls(for: d).list()) ?? []
+                        return e
+                    }
                 } catch {
                     entry.available = false
                     entry.reason = "\(error)"
@@ -132,6 +138,14 @@ enum ProbeCommand {
                     print("      \(pf.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes.prefix(8).joined(separator: " "))\(sizes.count > 8 ? " (+\(sizes.count - 8))" : "")")
                 }
                 if order.count > 12 { print("      ... and \(order.count - 12) more pixel formats") }
+                if !d.controls.isEmpty {
+                    print("    raw controls (\(d.controls.count); camhal controls --backend \(b.identifier) --device \(d.id) for ranges and menus):")
+                    for c in d.controls {
+                        let range = c.type.isRangedInteger ? " \(c.minimum)...\(c.maximum)" : ""
+                        let flags = c.flags.rawValue == 0 ? "" : " [\(c.flags.listing)]"
+                        print("      \(c.name) (\(c.type)\(range)) = \(c.value)\(flags)")
+                    }
+                }
             }
         }
     }

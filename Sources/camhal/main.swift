@@ -8,6 +8,7 @@ extension CLI {
         ConformanceCommand.verb,
         WatchCommand.verb,
         HoldCommand.verb,
+        ControlsCommand.verb,
     ] + mediaVerbs
 
     /// The verbs that need CamHALMedia (the `Media` package trait).

@@ -13,18 +13,18 @@ import FoundationXML
 @Suite("Conformance: reports")
 struct ConformanceReportTests {
     static let expectLine = #line + 5  // the `expect` below
-    /// Checks with every outcome; X1 fails through `expect`, so its location is that line.
+    /// Checks with every outcome; Y1 fails through `expect`, so its location is that line.
     static let area = Area(name: "Report <&> test", checks: [
-        Check("X1a", "fails through expect") { _ in
+        Check("Y1a", "fails through expect") { _ in
             let seen = 3
             try expect(seen == 4, "saw \(seen) \"frames\" <wanted 4> & more")
             return .ok
         },
-        Check("X1b", "returns a failure") { _ in .fail("returned") },
-        Check("X2", "skips") { _ in .skip("no fault injection here") },
-        Check("X3", "not supported") { _ in .notSupported("no torch") },
-        Check("X4", "passes") { _ in .ok },
-        Check("X5", "throws") { _ in throw CameraError.timeout("never") },
+        Check("Y1b", "returns a failure") { _ in .fail("returned") },
+        Check("Y2", "skips") { _ in .skip("no fault injection here") },
+        Check("Y3", "not supported") { _ in .notSupported("no torch") },
+        Check("Y4", "passes") { _ in .ok },
+        Check("Y5", "throws") { _ in throw CameraError.timeout("never") },
     ])
 
     /// One parsed `<testcase>`: its attributes and child elements with their attributes and text.
@@ -74,7 +74,7 @@ struct ConformanceReportTests {
     func junit() async throws {
         let backend = VirtualBackend()
         let device = try backend.device(id: "virtual-back")
-        let summary = await ConformanceSuite.run(backend: backend, device: device, only: ["X"], extraAreas: [Self.area], log: { _ in })
+        let summary = await ConformanceSuite.run(backend: backend, device: device, only: ["Y"], extraAreas: [Self.area], log: { _ in })
         #expect(summary.records.map(\.id) == Self.area.checks.map(\.id))
         #expect((summary.passed, summary.failed, summary.skipped) == (2, 3, 1))
         var report = ConformanceReport()
@@ -89,18 +89,18 @@ struct ConformanceReportTests {
             #expect(c.attributes["time"].flatMap(Double.init) != nil, "\(c.attributes)")
         }
         let byName = Dictionary(uniqueKeysWithValues: reader.cases.map { ($0.attributes["name"] ?? "", $0) })
-        let x1a = try #require(byName["X1a"]?.children["failure"])
-        #expect(x1a.attributes["message"] == #"saw 3 "frames" <wanted 4> & more"#)
-        #expect(x1a.text.hasPrefix("ConformanceTests/ReportTests.swift:\(Self.expectLine): "), "\(x1a.text)")
-        #expect(byName["X1a"]?.attributes["line"] == "\(Self.expectLine)")
-        #expect(byName["X1b"]?.children["failure"]?.attributes["message"] == "returned")
-        #expect(byName["X5"]?.children["failure"]?.attributes["message"]?.contains("never") == true)
-        #expect(byName["X2"]?.children["skipped"]?.attributes["message"] == "no fault injection here")
-        #expect(byName["X2"]?.children["failure"] == nil)
-        for passing in ["X3", "X4"] {
+        let y1a = try #require(byName["Y1a"]?.children["failure"])
+        #expect(y1a.attributes["message"] == #"saw 3 "frames" <wanted 4> & more"#)
+        #expect(y1a.text.hasPrefix("ConformanceTests/ReportTests.swift:\(Self.expectLine): "), "\(y1a.text)")
+        #expect(byName["Y1a"]?.attributes["line"] == "\(Self.expectLine)")
+        #expect(byName["Y1b"]?.children["failure"]?.attributes["message"] == "returned")
+        #expect(byName["Y5"]?.children["failure"]?.attributes["message"]?.contains("never") == true)
+        #expect(byName["Y2"]?.children["skipped"]?.attributes["message"] == "no fault injection here")
+        #expect(byName["Y2"]?.children["failure"] == nil)
+        for passing in ["Y3", "Y4"] {
             #expect(byName[passing]?.children["failure"] == nil && byName[passing]?.children["skipped"] == nil, "\(passing)")
         }
-        #expect(byName["X3"]?.children["system-out"]?.text.contains("not supported: no torch") == true)
+        #expect(byName["Y3"]?.children["system-out"]?.text.contains("not supported: no torch") == true)
     }
 
     @Test("XML escaping: markup and control characters cannot break the document")

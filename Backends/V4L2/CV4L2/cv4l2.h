@@ -13,6 +13,8 @@
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <stdint.h>
+#include <string.h>
+#include <errno.h>
 
 static const unsigned long CAMHAL_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long CAMHAL_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
@@ -45,6 +47,76 @@ static const unsigned long CAMHAL_VIDIOC_SUBDEV_ENUM_MBUS_CODE = VIDIOC_SUBDEV_E
 static const unsigned long CAMHAL_VIDIOC_SUBDEV_S_SELECTION = VIDIOC_SUBDEV_S_SELECTION;
 static const unsigned long CAMHAL_MEDIA_IOC_DEVICE_INFO = MEDIA_IOC_DEVICE_INFO;
 static const unsigned long CAMHAL_MEDIA_IOC_G_TOPOLOGY = MEDIA_IOC_G_TOPOLOGY;
+
+// Raw device controls (DeviceControls, issue 12): one control per call, through the extended
+// control API. The structs are packed unions Swift imports awkwardly; these helpers keep them in C.
+static const unsigned long CAMHAL_VIDIOC_G_EXT_CTRLS = VIDIOC_G_EXT_CTRLS;
+static const unsigned long CAMHAL_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
+static const unsigned long CAMHAL_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
+
+/// G_EXT_CTRLS or S_EXT_CTRLS (`request`) of control `id`: a scalar in `*value` (64-bit when
+/// `is64`, else the low 32 bits, sign-extended back), or `size` bytes at `payload` when non-null.
+/// Returns 0 or -errno.
+static inline int camhal_ext_ctrl(int fd, unsigned long request, uint32_t id, int is64, int64_t *value, void *payload, uint32_t size) {
+    struct v4l2_ext_control c;
+    struct v4l2_ext_controls cs;
+    memset(&c, 0, sizeof c);
+    memset(&cs, 0, sizeof cs);
+    c.id = id;
+    if (payload) { c.size = size; c.ptr = payload; }
+    else if (is64) c.value64 = *value;
+    else c.value = (int32_t)*value;
+    cs.which = V4L2_CTRL_ID2WHICH(id);
+    cs.count = 1;
+    cs.controls = &c;
+    int r;
+    do { r = ioctl(fd, request, &cs); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -errno;
+    if (!payload) *value = is64 ? c.value64 : (int64_t)c.value;
+    return 0;
+}
+
+/// VIDIOC_QUERYMENU: entry `index` of menu control `id` into `name` (32 bytes) or `*value`.
+static inline int camhal_querymenu(int fd, uint32_t id, uint32_t index, char *name, int64_t *value) {
+    struct v4l2_querymenu m;
+    memset(&m, 0, sizeof m);
+    m.id = id;
+    m.index = index;
+    int r;
+    do { r = ioctl(fd, VIDIOC_QUERYMENU, &m); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -errno;
+    memcpy(name, m.name, sizeof m.name);
+    name[sizeof m.name - 1] = 0;
+    *value = m.value;
+    return 0;
+}
+
+/// A V4L2_EVENT_CTRL event, flattened.
+struct camhal_ctrl_event {
+    uint32_t id, changes, type, flags;
+    int64_t value, minimum, maximum, step, default_value;
+};
+
+/// VIDIOC_DQEVENT: 1 with `*out` filled for a control event, 0 for another event, -errno when
+/// none is pending (-ENOENT) or on error.
+static inline int camhal_dqevent_ctrl(int fd, struct camhal_ctrl_event *out) {
+    struct v4l2_event ev;
+    memset(&ev, 0, sizeof ev);
+    int r;
+    do { r = ioctl(fd, VIDIOC_DQEVENT, &ev); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -errno;
+    if (ev.type != V4L2_EVENT_CTRL) return 0;
+    out->id = ev.id;
+    out->changes = ev.u.ctrl.changes;
+    out->type = ev.u.ctrl.type;
+    out->flags = ev.u.ctrl.flags;
+    out->value = ev.u.ctrl.type == V4L2_CTRL_TYPE_INTEGER64 ? ev.u.ctrl.value64 : (int64_t)ev.u.ctrl.value;
+    out->minimum = ev.u.ctrl.minimum;
+    out->maximum = ev.u.ctrl.maximum;
+    out->step = ev.u.ctrl.step;
+    out->default_value = ev.u.ctrl.default_value;
+    return 1;
+}
 
 /// v4l2_fourcc('a','b','c','d').
 static inline uint32_t camhal_fourcc(char a, char b, char c, char d) {
