@@ -105,7 +105,7 @@ public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, badInputArea, captureArea,
+        persistenceArea, exposureArea, whiteBalanceArea, antiFlickerArea, frameRateArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, badInputArea, captureArea,
     ]
 
     /// Every check.

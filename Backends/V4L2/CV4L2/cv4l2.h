@@ -13,6 +13,8 @@
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <stdint.h>
+#include <string.h>
+#include <errno.h>
 
 static const unsigned long CAMHAL_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long CAMHAL_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
@@ -54,5 +56,17 @@ static inline uint32_t camhal_fourcc(char a, char b, char c, char d) {
 /// Major and minor of a dev_t (the macros do not import).
 static inline unsigned int camhal_major(unsigned long long dev) { return (unsigned int)(((dev >> 32) & 0xfffff000u) | ((dev >> 8) & 0xfffu)); }
 static inline unsigned int camhal_minor(unsigned long long dev) { return (unsigned int)(((dev >> 12) & 0xffffff00u) | (dev & 0xffu)); }
+
+/// Whether menu control `id` offers entry `index` (VIDIOC_QUERYMENU): the mapped exposure,
+/// white-balance and power-line menus (issue 12). Retries on EINTR.
+static inline int camhal_menu_has_entry(int fd, uint32_t id, uint32_t index) {
+    struct v4l2_querymenu q;
+    int r;
+    memset(&q, 0, sizeof q);
+    q.id = id;
+    q.index = index;
+    do { r = ioctl(fd, VIDIOC_QUERYMENU, &q); } while (r < 0 && errno == EINTR);
+    return r == 0;
+}
 
 #endif
