@@ -10,6 +10,26 @@ private func sameDuration(_ a: Double?, _ b: Double) -> Bool {
     return abs(a - b) <= ExposureMath.v4l2Unit + 0.02 * b
 }
 
+/// The manual value a check sets: a duration where the device takes one, else a gain.
+private struct ManualProbe {
+    let name: String
+    let set: (Camera) -> Void
+    let matches: (ExposureSettings?) -> Bool
+}
+
+private func manualProbe(_ e: ExposureCapabilities?) -> ManualProbe? {
+    guard let e, e.modes.contains(.manual) else { return nil }
+    if let d = e.durationRange {
+        let t = probeDuration(d)
+        return ManualProbe(name: "setExposureDuration(\(t))", set: { $0.setExposureDuration(t) }, matches: { sameDuration($0?.duration, t) })
+    }
+    if let g = e.gainRange {
+        let t = ((g.lowerBound + g.upperBound) / 2).rounded()
+        return ManualProbe(name: "setExposureGain(\(t))", set: { $0.setExposureGain(t) }, matches: { $0?.gain.map { abs($0 - t) <= max(1, 0.02 * t) } ?? false })
+    }
+    return nil
+}
+
 /// Exposure: E1–E6.
 let exposureArea = Area(name: "Exposure", checks: [
     // E1: the exposure capabilities (modes, duration in seconds, gain and its unit, EV bias range
@@ -56,30 +76,32 @@ let exposureArea = Area(name: "Exposure", checks: [
             try expect(sameDuration(low.exposure?.duration, d.lowerBound), "-1 s gave \(String(describing: low.exposure)), range \(d)")
             tested = true
         }
+        if let g = e.gainRange, e.modes.contains(.manual) {
+            let high = try await applyAndWait(cam, rec, ctx, "setExposureGain(1e9)", { cam.setExposureGain(1e9) })
+            try expect(high.exposure?.gain == g.upperBound, "gain 1e9 gave \(String(describing: high.exposure)), range \(g)")
+            tested = true
+        }
         if let b = e.biasRange {
             _ = try await applyAndWait(cam, rec, ctx, "setExposureMode(continuousAuto)", { cam.setExposureMode(.continuousAuto) })
             let high = try await applyAndWait(cam, rec, ctx, "setExposureBias(100)", { cam.setExposureBias(100) })
             try expect(high.exposure?.bias == b.upperBound, "bias 100 EV gave \(String(describing: high.exposure)), range \(b)")
             tested = true
         }
-        return tested ? .ok : .notSupported("no settable duration or bias")
+        return tested ? .ok : .notSupported("no settable duration, gain or bias")
     },
-    // E3: the manual-exposure handshake: setting a duration switches auto exposure off (the
-    // device refuses a duration while auto is on), and the snapshot says manual with the duration
-    // applied; continuous auto switches it back. Catches: exposure_time_absolute written while
+    // E3: the manual-exposure handshake: setting a duration (or, without one, a gain) switches
+    // auto exposure off (the device refuses a duration while auto is on), and the snapshot says
+    // manual with the value applied; continuous auto switches it back. Catches: exposure_time_absolute written while
     // exposure_auto is still on (EACCES/EBUSY swallowed, the snapshot claiming the value).
     Check("E3", "manual exposure switches auto off") { ctx in
-        guard let e = ctx.device.exposure, e.modes.contains(.manual), let d = e.durationRange else {
-            return .notSupported("no manual exposure duration")
-        }
+        guard let probe = manualProbe(ctx.device.exposure) else { return .notSupported("no manual exposure duration or gain") }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         let start = try await ctx.startAndWaitForPreview(cam, recorder: rec)
         try expect(start.exposure?.mode == .continuousAuto, "a new session is in \(String(describing: start.exposure?.mode)), not continuous auto")
-        let target = probeDuration(d)
-        let manual = try await applyAndWait(cam, rec, ctx, "setExposureDuration(\(target))", { cam.setExposureDuration(target) })
-        try expect(manual.exposure?.mode == .manual, "mode \(String(describing: manual.exposure?.mode)) after a manual duration")
-        try expect(sameDuration(manual.exposure?.duration, target), "duration \(String(describing: manual.exposure?.duration)) s, asked \(target) s")
+        let manual = try await applyAndWait(cam, rec, ctx, probe.name, { probe.set(cam) })
+        try expect(manual.exposure?.mode == .manual, "mode \(String(describing: manual.exposure?.mode)) after \(probe.name)")
+        try expect(probe.matches(manual.exposure), "exposure \(String(describing: manual.exposure)) after \(probe.name)")
         let auto = try await applyAndWait(cam, rec, ctx, "setExposureMode(continuousAuto)", { cam.setExposureMode(.continuousAuto) })
         try expect(auto.exposure?.mode == .continuousAuto, "mode \(String(describing: auto.exposure?.mode)) after continuous auto")
         return .ok
@@ -88,23 +110,25 @@ let exposureArea = Area(name: "Exposure", checks: [
     // replayed on the new binding. Catches: a restart that leaves the device in auto while the
     // app believes it set manual exposure.
     Check("E4", "exposure persists across stop/start") { ctx in
-        guard let e = ctx.device.exposure, (e.modes.contains(.manual) && e.durationRange != nil) || e.biasRange != nil else {
-            return .notSupported("no settable duration or bias")
+        guard let e = ctx.device.exposure, manualProbe(e) != nil || e.biasRange != nil else {
+            return .notSupported("no settable duration, gain or bias")
         }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let wanted: ExposureSettings
-        if let d = e.durationRange, e.modes.contains(.manual) {
-            let target = probeDuration(d)
-            wanted = try await applyAndWait(cam, rec, ctx, "setExposureDuration", { cam.setExposureDuration(target) }).exposure ?? ExposureSettings()
+        if let probe = manualProbe(e) {
+            wanted = try await applyAndWait(cam, rec, ctx, probe.name, { probe.set(cam) }).exposure ?? ExposureSettings()
+            try expect(probe.matches(wanted), "exposure \(wanted) after \(probe.name)")
         } else {
             wanted = try await applyAndWait(cam, rec, ctx, "setExposureBias", { cam.setExposureBias(e.biasStep) }).exposure ?? ExposureSettings()
         }
         await cam.stop()
         let again = try await ctx.startAndWaitForPreview(cam)  // a fresh recorder: the old one holds the first run's snapshots
         try expect(again.exposure?.mode == wanted.mode && again.exposure?.bias == wanted.bias, "after restart \(String(describing: again.exposure)), before \(wanted)")
-        if let w = wanted.duration { try expect(sameDuration(again.exposure?.duration, w), "duration after restart \(String(describing: again.exposure))") }
+        if wanted.mode == .manual, let probe = manualProbe(e) {
+            try expect(probe.matches(again.exposure), "exposure after restart \(String(describing: again.exposure)), before \(wanted)")
+        }
         return .ok
     },
     // E5: exposure is real: on the virtual camera (a controlled scene) four times the duration

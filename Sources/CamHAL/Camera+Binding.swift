@@ -44,7 +44,7 @@ extension Camera {
         }
         var binding: (any DriverBinding)?
         do {
-            binding = try backend.bind(BindRequest(device: device, lens: lens, stream: configuration.stream), sink: sink)
+            binding = try backend.bind(BindRequest(device: device, lens: lens, stream: streamRequest()), sink: sink)
         } catch {
             if let p = pin {
                 // L2: a pin that cannot be bound falls back to automatic with a warning.
@@ -53,7 +53,7 @@ extension Camera {
                 let autoLens = ZoomMath.resolve(
                     ratio: zoomTargetRatio(range: ZoomMath.automaticRange(device.lenses)), lenses: device.lenses, pinned: nil)?.lens
                 if let autoLens {
-                    binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: configuration.stream), sink: sink)
+                    binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: streamRequest()), sink: sink)
                 }
             }
             if binding == nil { return fail(error) }

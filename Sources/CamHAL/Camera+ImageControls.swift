@@ -55,6 +55,18 @@ extension Camera {
     /// Power-line anti-flicker (N1), as CameraX's AE antibanding mode.
     public func setAntiFlicker(_ mode: AntiFlickerMode) { submit(.antiFlicker(mode)) }
 
+    /// A target frame-rate range in frames per second (G2), as CameraX's
+    /// `setTargetFrameRate(Range)` and AVFoundation's min/max frame durations: the session streams
+    /// at the highest rate its format offers within the range, else the offered rate nearest to
+    /// it, and the snapshot's `frameRate` says which. A running session rebinds to apply it, as
+    /// V4L2 drivers take a new interval only between streams. NaN is refused; the bounds are
+    /// ordered and negative values read as 0.
+    public func setFrameRateRange(min lower: Double, max upper: Double) {
+        guard !lower.isNaN, !upper.isNaN else { return reject("frameRateRange", "\(lower)...\(upper)") }
+        let a = Swift.max(0, Swift.min(lower, upper)), b = Swift.max(0, Swift.max(lower, upper))
+        submit(.frameRateRange(a...b))
+    }
+
     // MARK: Applying (on the queue)
 
     /// One image-control setter's effect: the desired value changes, and a running session
@@ -71,6 +83,11 @@ extension Camera {
         case .exposureBias(let ev): desired.exposure.bias = ev
         case .whiteBalance(let wb): desired.whiteBalance = wb
         case .antiFlicker(let mode): desired.antiFlicker = mode
+        case .frameRateRange(let range):
+            guard range != desired.frameRateRange else { return }
+            desired.frameRateRange = range
+            if live.status != .idle && live.status != .error { rebind() }  // the new rate needs a new stream
+            return
         default: return
         }
         guard isRunning, live.binding != nil else { return }
@@ -80,6 +97,15 @@ extension Camera {
         default: applyExposure(asked: change)
         }
         emit()
+    }
+
+    /// The stream request of the next bind: the configuration's, with the rate the desired
+    /// frame-rate range picks from the format it chooses (G2).
+    func streamRequest() -> StreamRequest {
+        var request = configuration.stream
+        guard let range = desired.frameRateRange, let format = request.choose(from: device.formats) else { return request }
+        if let rate = FrameRateMath.pick(range, offered: format.frameRates) { request.frameRate = rate }
+        return request
     }
 
     /// Exposure, white balance and anti-flicker re-applied on a bind or recovery (P1).

@@ -59,6 +59,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         /// Mode, preset and temperature are one control: the latest wins (W3).
         case whiteBalance(WhiteBalanceSettings)
         case antiFlicker(AntiFlickerMode)
+        case frameRateRange(ClosedRange<Double>)
 
         /// Changes of one kind replace each other: every zoom input is one kind (Z1, Z4).
         var kind: Int {
@@ -76,6 +77,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             case .exposureBias: return 10
             case .whiteBalance: return 11
             case .antiFlicker: return 12
+            case .frameRateRange: return 13
             }
         }
     }
@@ -132,6 +134,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var whiteBalance = WhiteBalanceSettings()
         /// nil: left as the device has it.
         var antiFlicker: AntiFlickerMode?
+        /// The app's target frame-rate range (G2); nil: the configuration's stream request.
+        var frameRateRange: ClosedRange<Double>?
     }
 
     /// What is live on the device now.
@@ -491,7 +495,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case .rejected(let name, let value):
             live.warning = .invalidArgument(name: name, value: value)
             emit()
-        case .exposureMode, .exposureDuration, .exposureGain, .exposureBias, .whiteBalance, .antiFlicker:
+        case .exposureMode, .exposureDuration, .exposureGain, .exposureBias, .whiteBalance, .antiFlicker, .frameRateRange:
             applyImageControlChange(change, isRunning: isRunning)
         }
     }

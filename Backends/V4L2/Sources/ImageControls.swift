@@ -4,12 +4,13 @@ import Glibc
 
 /// The V4L2 controls behind exposure, white balance and anti-flicker (E1–E6, W1–W5, N1), found
 /// once per node: `exposure_auto`/`auto_exposure` (menu), `exposure_time_absolute` (100 µs
-/// units), `gain` (unitless), `3a_lock`, `white_balance_automatic`, `white_balance_temperature`
+/// units), `gain` (unitless) and `gain_automatic` (vivid, sensors without an AE menu), `3a_lock`, `white_balance_automatic`, `white_balance_temperature`
 /// (Kelvin) and `power_line_frequency` (menu). The core clamps; this only maps and applies.
 struct V4L2ImageControls: Sendable {
     static let exposureAutoID = UInt32(V4L2_CID_EXPOSURE_AUTO)
     static let exposureAbsoluteID = UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)
     static let gainID = UInt32(V4L2_CID_GAIN)
+    static let autoGainID = UInt32(V4L2_CID_AUTOGAIN)
     static let lockID = UInt32(V4L2_CID_3A_LOCK)
     static let autoWhiteBalanceID = UInt32(V4L2_CID_AUTO_WHITE_BALANCE)
     static let temperatureID = UInt32(V4L2_CID_WHITE_BALANCE_TEMPERATURE)
@@ -24,6 +25,8 @@ struct V4L2ImageControls: Sendable {
     /// Priority, which is their full auto exposure).
     var exposureAutoEntry: Int32?
     var hasManualEntry = false
+    /// `gain_automatic`: auto exposure by gain alone; off means manual gain.
+    var hasAutoGain = false
     var duration: ControlInfo?
     var gain: ControlInfo?
     /// The 3a_lock bits the device has.
@@ -42,6 +45,7 @@ struct V4L2ImageControls: Sendable {
         }
         duration = fd.queryControl(Self.exposureAbsoluteID)
         gain = fd.queryControl(Self.gainID)
+        hasAutoGain = fd.queryControl(Self.autoGainID) != nil
         lockBits = fd.queryControl(Self.lockID).map { Int32(truncatingIfNeeded: $0.maximum) } ?? 0
         hasAutoWhiteBalance = fd.queryControl(Self.autoWhiteBalanceID) != nil
         temperature = fd.queryControl(Self.temperatureID)
@@ -55,20 +59,23 @@ struct V4L2ImageControls: Sendable {
         range.filter { camhal_menu_has_entry(fd.raw, id, $0) != 0 }.map { Int32($0) }
     }
 
-    /// Manual exposure needs the MANUAL entry (the manual-exposure handshake) or a device that
-    /// has duration/gain without any auto menu.
-    private var canManual: Bool { (duration != nil || gain != nil) && (hasManualEntry || exposureAutoEntry == nil) }
+    /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake).
+    private var canSetDuration: Bool { duration != nil && hasManualEntry }
+    /// A settable gain needs a way to turn automatic gain off (the menu's MANUAL, or gain_automatic).
+    private var canSetGain: Bool { gain != nil && (hasManualEntry || hasAutoGain) }
+    private var canManual: Bool { canSetDuration || canSetGain }
 
-    /// What the capabilities say (E1); nil without any exposure control.
+    /// What the capabilities say (E1); nil without an automatic-exposure control to switch (a
+    /// bare gain or exposure value with no auto is a raw device control, not exposure control).
     var exposureCapabilities: ExposureCapabilities? {
-        guard exposureAutoEntry != nil || duration != nil || gain != nil else { return nil }
+        guard exposureAutoEntry != nil || hasAutoGain else { return nil }
         var modes: [ExposureMode] = [.continuousAuto]
         if lockBits & Self.lockExposure != 0 { modes.append(.locked) }
         if canManual { modes.append(.manual) }
         return ExposureCapabilities(
             modes: modes,
-            durationRange: canManual ? duration.map { ExposureMath.seconds(v4l2Units: max(1, $0.minimum))...ExposureMath.seconds(v4l2Units: max(1, $0.maximum)) } : nil,
-            gainRange: canManual ? gain.map { Double($0.minimum)...Double($0.maximum) } : nil,
+            durationRange: canSetDuration ? duration.map { ExposureMath.seconds(v4l2Units: max(1, $0.minimum))...ExposureMath.seconds(v4l2Units: max(1, $0.maximum)) } : nil,
+            gainRange: canSetGain ? gain.map { Double($0.minimum)...Double($0.maximum) } : nil,
             gainUnit: .deviceUnits)
     }
 
@@ -91,10 +98,12 @@ struct V4L2ImageControls: Sendable {
         case .continuousAuto:
             if locks & Self.lockExposure != 0 { _ = try? fd.setControl(Self.lockID, locks & ~Self.lockExposure) }
             if let auto = exposureAutoEntry { _ = try? fd.setControl(Self.exposureAutoID, auto) }
+            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 1) }
         case .locked:
             _ = try? fd.setControl(Self.lockID, locks | Self.lockExposure)
         case .manual:
             if hasManualEntry { _ = try? fd.setControl(Self.exposureAutoID, Self.manualEntry) }
+            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 0) }
             if let d = duration, let seconds = request.duration {
                 _ = try? fd.setControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
             }
@@ -109,8 +118,8 @@ struct V4L2ImageControls: Sendable {
         var s = ExposureSettings()
         if exposureAutoEntry != nil || hasManualEntry, let v = try? fd.getControl(Self.exposureAutoID) {
             s.mode = v == Self.manualEntry ? .manual : .continuousAuto
-        } else if exposureAutoEntry == nil, duration != nil || gain != nil {
-            s.mode = .manual
+        } else if hasAutoGain, let v = try? fd.getControl(Self.autoGainID) {
+            s.mode = v == 0 ? .manual : .continuousAuto
         }
         if s.mode == .continuousAuto, lockBits & Self.lockExposure != 0, let l = try? fd.getControl(Self.lockID), l & Self.lockExposure != 0 {
             s.mode = .locked
