@@ -70,16 +70,25 @@ func measureLightAndColour(_ frame: Frame) -> (luma: Double, cast: Double)? {
     return (luma / n, (u - v) / nc)
 }
 
-/// The frame that carries every setting made so far on `cam` (M2), measured.
+/// A frame taken after every setting made so far on `cam` reached the frames (M2), measured: the
+/// frame after the first one that carries the newest generation. A frame is stamped when it is
+/// delivered, so the first one can have been exposed just before the change landed; exposure and
+/// white balance on real sensors also take a frame or more to apply.
 func measureSettled(_ cam: Camera, _ ctx: ConformanceContext) async throws -> (luma: Double, cast: Double) {
-    let frame: Frame
-    do {
-        frame = try await cam.frame(atGeneration: cam.requestedSettingsGeneration, timeout: ctx.timeout(10))
-    } catch {
-        throw CheckFailure(reason: "settings never reached a frame: \(error)")
+    let generation = cam.requestedSettingsGeneration
+    let stream = cam.frames(policy: .keepOnlyLatest)
+    defer { stream.cancel() }
+    let deadline = Date(timeIntervalSinceNow: ctx.timeout(10))
+    var first: UInt64?
+    while deadline.timeIntervalSinceNow > 0 {
+        guard let f = await stream.next(timeout: deadline.timeIntervalSinceNow) else { break }
+        guard f.metadata.generation >= generation else { continue }
+        guard let seen = first else { first = f.sequence; continue }
+        guard f.sequence > seen else { continue }
+        guard let m = measureLightAndColour(f) else { throw CheckFailure(reason: "cannot measure a \(f.format) frame") }
+        return m
     }
-    guard let m = measureLightAndColour(frame) else { throw CheckFailure(reason: "cannot measure a \(frame.format) frame") }
-    return m
+    throw CheckFailure(reason: "settings generation \(generation) never reached two frames: \(cam.currentState)")
 }
 
 /// Frames until `done` holds for one (an auto loop converging), at most `limit` frames.
