@@ -105,8 +105,8 @@ public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, framesArea, frameDeliveryArea, frameMetadataArea, coalescingArea, rawControlsArea, badInputArea, captureArea,
-        deviceErrorsArea,
+        persistenceArea, exposureArea, whiteBalanceArea, antiFlickerArea, frameRateArea, framesArea, frameDeliveryArea,
+        frameMetadataArea, coalescingArea, rawControlsArea, badInputArea, captureArea, deviceErrorsArea,
     ]
 
     /// Every check.

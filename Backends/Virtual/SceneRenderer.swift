@@ -1,4 +1,5 @@
 import CamHAL
+import Foundation
 
 /// Renders the virtual scene. Every pixel encodes where it looks in the world, so tests can
 /// measure the field of view from the pixels alone:
@@ -8,7 +9,12 @@ import CamHAL
 /// - V (or G) rises with the world y coordinate over the same scale;
 /// - U (or B) names the lens: `lensCode(for:)`;
 /// - the torch lifts U by 16, a visible "light";
-/// - the first 8 pixels of the first row carry the frame sequence number's low byte in luma.
+/// - the first 8 pixels of the first row carry the frame sequence number's low byte in luma;
+/// - exposure scales the light: luma above black (16) is multiplied by the exposure factor
+///   (duration x gain x 2^EV over the reference exposure, `VirtualPhysics`), clipping at 235, so
+///   the default exposure (factor 1) renders the position encoding unchanged;
+/// - white balance casts colour: a temperature below the scene's illuminant adds to U (B) and
+///   takes from V (bluer), above it the reverse (warmer); at the illuminant there is no cast.
 public enum SceneRenderer {
     /// Half-width of the world the ultra-wide lens sees at 1x: the encoding's full scale.
     public static let worldHalfWidth = 2.0
@@ -34,14 +40,19 @@ public enum SceneRenderer {
     }
 
     /// Renders one frame of `format` through `lens` with the sensor `crop` (relative to the lens's field of view).
-    static func render(into buffer: UnsafeMutableRawPointer, format: StreamFormat, lens: Lens, crop: NormalizedRect, torch: Bool, sequence: UInt64) {
+    static func render(
+        into buffer: UnsafeMutableRawPointer, format: StreamFormat, lens: Lens, crop: NormalizedRect, torch: Bool, sequence: UInt64,
+        exposure: Double = 1, colourCast: Int = 0
+    ) {
         let w = format.width, h = format.height
         let halfWidth = 1 / lens.minZoomRatio  // the lens's half field of view in world units at 1x
         let aspect = Double(h) / Double(w)
         func worldX(_ px: Int) -> Double { (crop.x + (Double(px) + 0.5) / Double(w) * crop.width) * 2 * halfWidth - halfWidth }
         func worldY(_ py: Int) -> Double { ((crop.y + (Double(py) + 0.5) / Double(h) * crop.height) * 2 * halfWidth - halfWidth) * aspect }
-        let lensCode = lensCode(for: lens) &+ (torch ? 16 : 0)
-        let lumaRow = (0..<w).map { luma(worldX: worldX($0)) }
+        let lensCode = cast(lensCode(for: lens) &+ (torch ? 16 : 0), by: colourCast)
+        let lumaRow = (0..<w).map { exposed(luma(worldX: worldX($0)), by: exposure) }
+        /// V (or G) encodes the world y on the luma scale, less the white-balance cast.
+        func chromaV(_ y: Double) -> UInt8 { cast(Self.luma(worldX: y), by: -colourCast) }
         let bytes = buffer.assumingMemoryBound(to: UInt8.self)
         let stamp = UInt8(truncatingIfNeeded: sequence)
 
@@ -52,7 +63,7 @@ public enum SceneRenderer {
             }
             let uv = bytes + w * h
             for cy in 0..<(h / 2) {
-                let v = luma(worldX: worldY(cy * 2))
+                let v = chromaV(worldY(cy * 2))
                 let row = uv + cy * w
                 var i = 0
                 while i + 1 < w {
@@ -68,7 +79,7 @@ public enum SceneRenderer {
             for y in 0..<h {
                 let row = bytes + y * w * 3
                 template.withUnsafeBufferPointer { row.update(from: $0.baseAddress!, count: w * 3) }
-                let g = luma(worldX: worldY(y))
+                let g = chromaV(worldY(y))
                 var i = 1
                 while i < w * 3 {
                     row[i] = g
@@ -82,7 +93,7 @@ public enum SceneRenderer {
             for y in 0..<h {
                 let row = bytes + y * w * 2
                 template.withUnsafeBufferPointer { row.update(from: $0.baseAddress!, count: w * 2) }
-                let v = luma(worldX: worldY(y))
+                let v = chromaV(worldY(y))
                 var i = 3
                 while i < w * 2 {
                     row[i] = v
@@ -91,6 +102,26 @@ public enum SceneRenderer {
             }
             for i in 0..<min(8, w) { bytes[i * 2] = stamp }
         }
+    }
+
+    /// A luma value after exposure `factor`: the light above black scaled, clipped at white.
+    static func exposed(_ v: UInt8, by factor: Double) -> UInt8 {
+        guard factor != 1 else { return v }
+        let out = 16 + (Double(v) - 16) * max(0, factor)
+        return UInt8(min(max(out.rounded(), 16), 235))
+    }
+
+    /// A chroma value moved by `amount`, kept within 16...240.
+    static func cast(_ v: UInt8, by amount: Int) -> UInt8 {
+        guard amount != 0 else { return v }
+        return UInt8(min(max(Int(v) + amount, 16), 240))
+    }
+
+    /// The chroma cast white balance at `temperature` gives under the scene's illuminant
+    /// (`VirtualPhysics.sceneKelvin`): 64 per doubling of the mismatch, at most 100.
+    public static func colourCast(temperature: Double, illuminant: Double) -> Int {
+        guard temperature > 0, illuminant > 0 else { return 0 }
+        return Int(min(max(64 * log2(illuminant / temperature), -100), 100).rounded())
     }
 
     /// Renders a still gray image (a `VirtualScene.image`) fitted into the lens's field of view,

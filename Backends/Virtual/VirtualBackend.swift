@@ -7,7 +7,8 @@ import Foundation
 /// changes the framing.
 ///
 /// Devices: `virtual-back` (ultra-wide 0.5x, wide 1x, telephoto 3x, torch, focus point, every focus
-/// mode) and `virtual-front` (one wide lens, no torch, fixed focus). Each instance is its own
+/// mode, exposure, white balance and anti-flicker: `VirtualPhysics`) and `virtual-front` (one
+/// wide lens, no torch, fixed focus, none of those image controls). Each instance is its own
 /// little world: two sessions on one device of one instance see it busy (R4), two instances do not.
 public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable {
     /// The process-wide instance the CLI and the default registry use.
@@ -55,7 +56,9 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             ],
             hasTorch: true, supportsFocusPoint: true, focusModes: [.continuous, .auto, .locked, .manual],
             formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
-            details: ["kind": "virtual test double", "exclusive-scope": "process"])
+            details: ["kind": "virtual test double", "exclusive-scope": "process"],
+            exposure: VirtualPhysics.exposureCapabilities(frameRate: frameRate),
+            whiteBalance: VirtualPhysics.whiteBalanceCapabilities, antiFlickerModes: AntiFlickerMode.allCases)
         let front = DeviceDescriptor(
             id: "virtual-front", name: "CamHAL virtual camera (front)", backend: "virtual", facing: .front,
             lenses: [Lens(id: "front-wide", kind: .wide, facing: .front, minZoomRatio: 1, maxZoomRatio: 4)],

@@ -17,6 +17,8 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var skipFrames = 0
         /// Added to every timestamp: a negative jump is a timestamp wrap (injected, R5).
         var timestampShift: Double = 0
+        var physics: VirtualPhysics
+        var antiFlicker = AntiFlickerMode.auto
     }
 
     weak var backend: VirtualBackend?
@@ -36,7 +38,7 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         self.deviceID = deviceID
         self.format = format
         self.sink = sink
-        self.optics = Locked(Optics(lens: lens))
+        self.optics = Locked(Optics(lens: lens, physics: VirtualPhysics(frameRate: format.frameRate)))
         let size = format.pixelFormat.frameSize(width: format.width, height: format.height) ?? format.width * format.height * 4
         self.pool = BufferPool(count: 4, size: size)
     }
@@ -62,6 +64,7 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             // before it was taken, as its metadata says (M1).
             let o = optics.withLock { o -> Optics in
                 defer { o.skipFrames = 0 }
+                o.physics.step()
                 return o
             }
             if o.stopping || o.disconnected { return }
@@ -75,7 +78,9 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             let crop = NormalizedRect.centered(zoomFactor: o.factor)
             switch scene {
             case .gradient:
-                SceneRenderer.render(into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence)
+                SceneRenderer.render(
+                    into: buffer, format: format, lens: o.lens, crop: crop, torch: o.torch, sequence: sequence,
+                    exposure: o.physics.level, colourCast: o.physics.colourCast)
             case .image(let image):
                 SceneRenderer.renderImage(into: buffer, format: format, image: image, crop: crop)
             }
@@ -123,6 +128,22 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     func applyFocusMode(_ mode: FocusMode) -> FocusMode {
         optics.withLock { $0.focusMode = mode }
         return mode
+    }
+
+    func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
+        optics.withLock { $0.physics.apply(request) }
+    }
+
+    func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
+        optics.withLock { $0.physics.apply(request) }
+    }
+
+    /// The virtual scene has no mains light to flicker; the mode is kept and reported.
+    func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? {
+        optics.withLock { o in
+            if let mode { o.antiFlicker = mode }
+            return o.antiFlicker
+        }
     }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool {

@@ -44,7 +44,7 @@ extension Camera {
         }
         var binding: (any DriverBinding)?
         do {
-            binding = try backend.bind(BindRequest(device: device, lens: lens, stream: configuration.stream), sink: sink)
+            binding = try backend.bind(BindRequest(device: device, lens: lens, stream: streamRequest()), sink: sink)
         } catch {
             if let p = pin {
                 // L2: a pin that cannot be bound falls back to automatic with a warning.
@@ -53,7 +53,7 @@ extension Camera {
                 let autoLens = ZoomMath.resolve(
                     ratio: zoomTargetRatio(range: ZoomMath.automaticRange(device.lenses)), lenses: device.lenses, pinned: nil)?.lens
                 if let autoLens {
-                    binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: configuration.stream), sink: sink)
+                    binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: streamRequest()), sink: sink)
                 }
             }
             if binding == nil { return fail(error) }
@@ -107,6 +107,9 @@ extension Camera {
         live.ratio = 1
         live.torch = false
         live.focusMode = desired.focusMode
+        live.exposure = nil
+        live.whiteBalance = nil
+        live.antiFlicker = nil
         live.generation += 1
         gate.withLock { $0.timeline = FrameTimeline() }
         for q in takeFrameQueues(failure: nil) { q.finish() }
@@ -156,12 +159,13 @@ extension Camera {
         }
     }
 
-    /// Re-applies zoom, torch and focus mode to the live binding (P1).
+    /// Re-applies zoom, torch, focus mode, exposure, white balance and anti-flicker to the live binding (P1).
     func applyAll() {
         guard let binding = live.binding else { return }
         applyZoom(zoomTargetRatio(range: live.range))
         live.torch = device.hasTorch ? binding.applyTorch(desired.torch) : false
         applyFocusMode()
+        applyImageControls()
     }
 
     /// Clamps `ratio` to the live range, resolves the lens and crop, and tells the device; the

@@ -39,7 +39,11 @@ extension Camera {
                 isReleased: released,
                 warning: live.warning ?? live.bindingWarning,
                 error: live.error,
-                sequence: ch.state.sequence + 1)
+                sequence: ch.state.sequence + 1,
+                exposure: nominal ? device.exposure.map { $0.clamped(desired.exposure) } : live.exposure,
+                whiteBalance: nominal ? device.whiteBalance.map { $0.clamped(desired.whiteBalance) } : live.whiteBalance,
+                antiFlicker: nominal ? (device.antiFlickerModes == nil ? nil : desired.antiFlicker) : live.antiFlicker,
+                frameRate: nominal ? 0 : live.binding?.format.frameRate ?? 0)
             ch.publish(state)
             return state
         }

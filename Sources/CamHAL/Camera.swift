@@ -52,6 +52,14 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case lensSelection(LensSelection)
         case facing(Facing)
         case rejected(name: String, value: String)
+        case exposureMode(ExposureMode)
+        case exposureDuration(Double)
+        case exposureGain(Double)
+        case exposureBias(Double)
+        /// Mode, preset and temperature are one control: the latest wins (W3).
+        case whiteBalance(WhiteBalanceSettings)
+        case antiFlicker(AntiFlickerMode)
+        case frameRateRange(ClosedRange<Double>)
 
         /// Changes of one kind replace each other: every zoom input is one kind (Z1, Z4).
         var kind: Int {
@@ -63,6 +71,13 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             case .lensSelection: return 4
             case .facing: return 5
             case .rejected: return 6
+            case .exposureMode: return 7
+            case .exposureDuration: return 8
+            case .exposureGain: return 9
+            case .exposureBias: return 10
+            case .whiteBalance: return 11
+            case .antiFlicker: return 12
+            case .frameRateRange: return 13
             }
         }
     }
@@ -115,6 +130,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var focusMode: FocusMode = .continuous
         var lensSelection: LensSelection = .automatic
         var facing: Facing
+        var exposure = ExposureSettings()
+        var whiteBalance = WhiteBalanceSettings()
+        /// nil: left as the device has it.
+        var antiFlicker: AntiFlickerMode?
+        /// The app's target frame-rate range (G2); nil: the configuration's stream request.
+        var frameRateRange: ClosedRange<Double>?
     }
 
     /// What is live on the device now.
@@ -140,6 +161,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var error: CameraError?
         var interruptedSince: Date?
         var unavailableLenses: Set<String> = []
+        var exposure: ExposureSettings?
+        var whiteBalance: WhiteBalanceSettings?
+        var antiFlicker: AntiFlickerMode?
     }
 
     /// The settings in effect, as the frame router stamps them on frames (M1).
@@ -471,6 +495,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case .rejected(let name, let value):
             live.warning = .invalidArgument(name: name, value: value)
             emit()
+        case .exposureMode, .exposureDuration, .exposureGain, .exposureBias, .whiteBalance, .antiFlicker, .frameRateRange:
+            applyImageControlChange(change, isRunning: isRunning)
         }
     }
 

@@ -124,9 +124,24 @@ public protocol DriverBinding: AnyObject, Sendable {
     /// Focuses at a point in sensor-normalized coordinates (already mapped through the crop).
     /// Returns false when unsupported.
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool
+    /// Applies exposure (already clamped by the core to the device's `ExposureCapabilities`);
+    /// returns the settings really in effect, nil when unsupported (E3).
+    func applyExposure(_ request: ExposureSettings) -> ExposureSettings?
+    /// Applies white balance (clamped by the core); returns what is in effect, nil when unsupported (W3).
+    func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings?
+    /// Applies an anti-flicker mode (nil: leave the device's own and report it); returns the
+    /// mode in effect, nil when unsupported (N1).
+    func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode?
     /// Stops streaming and releases the device. Returns only when another process could open
     /// and stream it (S6); no frame is delivered to the sink after it returns.
     func close()
+}
+
+extension DriverBinding {
+    /// A backend without exposure control answers unsupported.
+    public func applyExposure(_ request: ExposureSettings) -> ExposureSettings? { nil }
+    public func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? { nil }
+    public func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { nil }
 }
 
 /// Where a driver delivers frames and events. Thread-safe; call from any thread.

@@ -49,4 +49,22 @@ public struct CameraCapabilities: Sendable, Hashable, Codable {
 
     /// The stream formats of the devices facing `facing`.
     public func formats(for facing: Facing) -> [FormatDescription] { devices(for: facing).flatMap(\.formats) }
+
+    /// Exposure control of the first device facing `facing` that has one (E1).
+    public func exposure(for facing: Facing) -> ExposureCapabilities? { devices(for: facing).lazy.compactMap(\.exposure).first }
+
+    /// White-balance control of the first device facing `facing` that has one (W1).
+    public func whiteBalance(for facing: Facing) -> WhiteBalanceCapabilities? { devices(for: facing).lazy.compactMap(\.whiteBalance).first }
+
+    /// The anti-flicker modes of the devices facing `facing` (N1); empty without the control.
+    public func antiFlickerModes(for facing: Facing) -> [AntiFlickerMode] {
+        let modes = Set(devices(for: facing).flatMap { $0.antiFlickerModes ?? [] })
+        return AntiFlickerMode.allCases.filter(modes.contains)
+    }
+
+    /// The frame-rate ranges the devices facing `facing` offer, from their formats (G1): one
+    /// fixed range per discrete rate, as CameraX's getSupportedFrameRateRanges lists them.
+    public func frameRateRanges(for facing: Facing) -> [ClosedRange<Double>] {
+        Set(formats(for: facing).flatMap(\.frameRates)).filter { $0 > 0 }.sorted().map { $0...$0 }
+    }
 }

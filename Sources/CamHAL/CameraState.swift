@@ -20,13 +20,24 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
     public let isReleased: Bool
     public let warning: CameraWarning?
     public let error: CameraError?
+    /// Exposure in effect: mode, duration, gain and bias; nil when the device has no exposure
+    /// control (E3). While idle or starting, the desired values.
+    public let exposure: ExposureSettings?
+    /// White balance in effect; nil when the device has none (W3).
+    public let whiteBalance: WhiteBalanceSettings?
+    /// Anti-flicker mode in effect; nil when the device has none (N1).
+    public let antiFlicker: AntiFlickerMode?
+    /// Frames per second the binding really streams at; 0 when not bound (G1).
+    public let frameRate: Double
     /// Position of this snapshot in the session's sequence, starting at 0 for the initial state.
     public let sequence: UInt64
 
     public init(
         status: CameraStatus, zoomRatio: Double, minZoomRatio: Double, maxZoomRatio: Double,
         isTorchEnabled: Bool, focusMode: FocusMode, activeLens: Lens?, isPreviewActive: Bool,
-        isReleased: Bool, warning: CameraWarning?, error: CameraError?, sequence: UInt64
+        isReleased: Bool, warning: CameraWarning?, error: CameraError?, sequence: UInt64,
+        exposure: ExposureSettings? = nil, whiteBalance: WhiteBalanceSettings? = nil, antiFlicker: AntiFlickerMode? = nil,
+        frameRate: Double = 0
     ) {
         self.status = status
         self.zoomRatio = zoomRatio
@@ -40,6 +51,10 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
         self.warning = warning
         self.error = error
         self.sequence = sequence
+        self.exposure = exposure
+        self.whiteBalance = whiteBalance
+        self.antiFlicker = antiFlicker
+        self.frameRate = frameRate
     }
 
     /// The state of a session that was never started.
@@ -52,6 +67,10 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
         var s = "#\(sequence) \(status) zoom \(ZoomMath.format(zoomRatio)) [\(ZoomMath.format(minZoomRatio))...\(ZoomMath.format(maxZoomRatio))]"
         s += " torch \(isTorchEnabled ? "on" : "off") focus \(focusMode)"
         s += " lens \(activeLens?.id ?? "-") preview \(isPreviewActive)"
+        if let exposure { s += " exposure \(exposure)" }
+        if let whiteBalance { s += " wb \(whiteBalance)" }
+        if let antiFlicker { s += " flicker \(antiFlicker)" }
+        if frameRate > 0 { s += " \(ZoomMath.format(frameRate)) fps" }
         if isReleased { s += " RELEASED" }
         if let warning { s += " warning: \(warning)" }
         if let error { s += " error: \(error)" }

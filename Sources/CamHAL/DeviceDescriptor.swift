@@ -31,12 +31,19 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     public var isExclusive: Bool
     /// Backend-specific facts worth showing (node path, bus info, driver...).
     public var details: [String: String]
+    /// Exposure control; nil when the device has none (E1).
+    public var exposure: ExposureCapabilities?
+    /// White-balance control; nil when the device has none (W1).
+    public var whiteBalance: WhiteBalanceCapabilities?
+    /// The anti-flicker modes the device takes; nil when it has no such control (N1).
+    public var antiFlickerModes: [AntiFlickerMode]?
 
     public init(
         id: String, name: String, backend: String, facing: Facing, lenses: [Lens],
         hasTorch: Bool = false, supportsFocusPoint: Bool = false, focusModes: [FocusMode] = [],
         formats: [FormatDescription], zoomMethod: ZoomMethod = .frameCrop, isExclusive: Bool = true,
-        details: [String: String] = [:]
+        details: [String: String] = [:], exposure: ExposureCapabilities? = nil,
+        whiteBalance: WhiteBalanceCapabilities? = nil, antiFlickerModes: [AntiFlickerMode]? = nil
     ) {
         self.id = id
         self.name = name
@@ -50,6 +57,9 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         self.zoomMethod = zoomMethod
         self.isExclusive = isExclusive
         self.details = details
+        self.exposure = exposure
+        self.whiteBalance = whiteBalance
+        self.antiFlickerModes = antiFlickerModes
     }
 
     public var description: String { "\(backend):\(id) '\(name)' (\(facing))" }

@@ -41,6 +41,10 @@ enum ProbeCommand {
             var details: [String: String]
             /// The raw device controls (X1), as `camhal controls` lists them.
             var controls: [DeviceControl] = []
+            /// Exposure, white balance and anti-flicker (E1, W1, N1); absent when the device lacks them.
+            var exposure: ExposureCapabilities? = nil
+            var whiteBalance: WhiteBalanceCapabilities? = nil
+            var antiFlickerModes: [AntiFlickerMode]? = nil
         }
         struct FormatEntry: Codable {
             var pixelFormat: String
@@ -110,7 +114,30 @@ enum ProbeCommand {
             zoomMethod: d.zoomMethod, hasTorch: d.hasTorch, supportsFocusPoint: d.supportsFocusPoint,
             focusModes: caps.focusModes(for: d.facing),
             formats: d.formats.map { .init(pixelFormat: $0.pixelFormat.fourCC, width: $0.size.width, height: $0.size.height, frameRates: $0.frameRates) },
-            details: d.details)
+            details: d.details, exposure: d.exposure, whiteBalance: d.whiteBalance, antiFlickerModes: d.antiFlickerModes)
+    }
+
+    /// One line for exposure, white balance and anti-flicker, in real units (E1, W1, N1).
+    static func imageControlsLine(_ d: Report.DeviceEntry) -> String {
+        func range(_ r: ClosedRange<Double>, _ scale: Double = 1, _ unit: String) -> String {
+            "\(ZoomMath.format(r.lowerBound * scale))...\(ZoomMath.format(r.upperBound * scale))\(unit)"
+        }
+        var parts: [String] = []
+        if let e = d.exposure {
+            var s = "exposure \(e.modes.map(\.rawValue).joined(separator: "/"))"
+            if let r = e.durationRange { s += " \(range(r, 1000, " ms"))" }
+            if let r = e.gainRange { s += " gain \(range(r, 1, " (\(e.gainUnit))"))" }
+            if let r = e.biasRange { s += " bias \(range(r, 1, " EV")) step \(ZoomMath.format(e.biasStep))" }
+            parts.append(s)
+        } else { parts.append("exposure no") }
+        if let w = d.whiteBalance {
+            var s = "white balance \(w.modes.map(\.rawValue).joined(separator: "/"))"
+            if let r = w.temperatureRange { s += " \(range(r, 1, " K"))" }
+            if !w.presets.isEmpty { s += " presets \(w.presets.map(\.rawValue).joined(separator: ","))" }
+            parts.append(s)
+        } else { parts.append("white balance no") }
+        parts.append("anti-flicker " + (d.antiFlickerModes.map { $0.map(\.rawValue).joined(separator: "/") } ?? "no"))
+        return parts.joined(separator: "; ")
     }
 
     static func printTable(_ report: Report) {
@@ -121,6 +148,7 @@ enum ProbeCommand {
                 for (k, v) in d.details.sorted(by: { $0.key < $1.key }) { print("    \(k): \(v)") }
                 print("    zoom \(ZoomMath.format(d.zoomRange[0]))x...\(ZoomMath.format(d.zoomRange[1]))x by \(d.zoomMethod); stops \(d.zoomStops.map { ZoomMath.format($0) }.joined(separator: ", "))")
                 print("    torch \(d.hasTorch ? "yes" : "no"); focus point \(d.supportsFocusPoint ? "yes" : "no"); focus modes \(d.focusModes.isEmpty ? "none (fixed focus)" : d.focusModes.map(\.rawValue).joined(separator: ", "))")
+                print("    " + imageControlsLine(d))
                 print("    lenses:")
                 for l in d.lenses {
                     print("      \(l.id.padding(toLength: 16, withPad: " ", startingAt: 0)) \(l.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(ZoomMath.format(l.minZoomRatio))x...\(ZoomMath.format(l.maxZoomRatio))x  flash \(l.hasFlash ? "yes" : "no")  pinnable \(l.isPinnable ? "yes" : "no")")

@@ -127,4 +127,16 @@ static inline uint32_t camhal_fourcc(char a, char b, char c, char d) {
 static inline unsigned int camhal_major(unsigned long long dev) { return (unsigned int)(((dev >> 32) & 0xfffff000u) | ((dev >> 8) & 0xfffu)); }
 static inline unsigned int camhal_minor(unsigned long long dev) { return (unsigned int)(((dev >> 12) & 0xffffff00u) | (dev & 0xffu)); }
 
+/// Whether menu control `id` offers entry `index` (VIDIOC_QUERYMENU): the mapped exposure,
+/// white-balance and power-line menus (issue 12). Retries on EINTR.
+static inline int camhal_menu_has_entry(int fd, uint32_t id, uint32_t index) {
+    struct v4l2_querymenu q;
+    int r;
+    memset(&q, 0, sizeof q);
+    q.id = id;
+    q.index = index;
+    do { r = ioctl(fd, VIDIOC_QUERYMENU, &q); } while (r < 0 && errno == EINTR);
+    return r == 0;
+}
+
 #endif

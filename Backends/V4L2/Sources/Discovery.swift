@@ -247,12 +247,15 @@ enum V4L2Discovery {
                 fd.queryControl(c.id).map { "\(c.name) \($0.minimum)...\($0.maximum) (\(c.unit))" }
             }
             if !ptz.isEmpty { d[Key.panTilt] = ptz.joined(separator: ", ") }
+            let image = V4L2ImageControls(fd)
             result.append(DeviceDescriptor(
                 id: id, name: displayName, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external),
                 hasTorch: torchOnFlash || torchOnNode, supportsFocusPoint: false,
                 focusModes: focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart),
-                formats: formats, zoomMethod: zoomMethod, isExclusive: true, details: d))
+                formats: formats, zoomMethod: zoomMethod, isExclusive: true, details: d,
+                exposure: image.exposureCapabilities, whiteBalance: image.whiteBalanceCapabilities,
+                antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes))
         }
         return result
     }

@@ -105,6 +105,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// Whether selection cropping turned out to work on this stream (it can fail when the
     /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
     private var cropUsable = true
+    /// Exposure, white balance and anti-flicker controls of the node (E1–E6, W1–W5, N1).
+    private let imageControls: V4L2ImageControls
 
     private init(
         device: DeviceDescriptor, node: String, core: StreamCore, sink: DriverSink, format: StreamFormat, bytesPerLine: Int,
@@ -127,6 +129,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             ZoomControlMapping(minimum: $0.minimum, maximum: $0.maximum, ceiling: device.lenses.first?.nativeZoomCeiling ?? ZoomMath.cap)
         }
         hasFocusAbsolute = core.fd.queryControl(ControlID.focusAbsolute) != nil
+        imageControls = V4L2ImageControls(core.fd)
         // Changes made through this descriptor raise no event here (no ALLOW_FEEDBACK flag), so
         // only other processes' changes arrive.
         var subscribed = false
@@ -518,6 +521,16 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+
+    func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
+        imageControls.exposureCapabilities == nil ? nil : imageControls.applyExposure(request, fd: core.fd)
+    }
+
+    func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
+        imageControls.whiteBalanceCapabilities == nil ? nil : imageControls.applyWhiteBalance(request, fd: core.fd)
+    }
+
+    func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { imageControls.applyAntiFlicker(mode, fd: core.fd) }
 
     func close() {
         let first = closed.withLock { c -> Bool in defer { c = true }; return !c }

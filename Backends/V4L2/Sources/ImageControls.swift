@@ -1,0 +1,169 @@
+import CamHAL
+import CV4L2
+import Glibc
+
+/// The V4L2 controls behind exposure, white balance and anti-flicker (E1–E6, W1–W5, N1), found
+/// once per node: `exposure_auto`/`auto_exposure` (menu), `exposure_time_absolute` (100 µs
+/// units), `gain` (unitless) and `gain_automatic` (vivid, sensors without an AE menu), `3a_lock`, `white_balance_automatic`, `white_balance_temperature`
+/// (Kelvin) and `power_line_frequency` (menu). The core clamps; this only maps and applies.
+struct V4L2ImageControls: Sendable {
+    static let exposureAutoID = UInt32(V4L2_CID_EXPOSURE_AUTO)
+    static let exposureAbsoluteID = UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)
+    static let gainID = UInt32(V4L2_CID_GAIN)
+    static let autoGainID = UInt32(V4L2_CID_AUTOGAIN)
+    static let lockID = UInt32(V4L2_CID_3A_LOCK)
+    static let autoWhiteBalanceID = UInt32(V4L2_CID_AUTO_WHITE_BALANCE)
+    static let temperatureID = UInt32(V4L2_CID_WHITE_BALANCE_TEMPERATURE)
+    static let powerLineID = UInt32(V4L2_CID_POWER_LINE_FREQUENCY)
+
+    static let manualEntry = Int32(V4L2_EXPOSURE_MANUAL.rawValue)
+    static let lockExposure = Int32(V4L2_LOCK_EXPOSURE)
+    static let lockWhiteBalance = Int32(V4L2_LOCK_WHITE_BALANCE)
+
+    /// The `exposure_auto` entry meaning "automatic": AUTO where offered, else APERTURE_PRIORITY
+    /// (UVC webcams with a fixed aperture, such as the C920, offer only Manual and Aperture
+    /// Priority, which is their full auto exposure).
+    var exposureAutoEntry: Int32?
+    var hasManualEntry = false
+    /// `gain_automatic`: auto exposure by gain alone; off means manual gain.
+    var hasAutoGain = false
+    var duration: ControlInfo?
+    var gain: ControlInfo?
+    /// The 3a_lock bits the device has.
+    var lockBits: Int32 = 0
+    var hasAutoWhiteBalance = false
+    var temperature: ControlInfo?
+    /// power_line_frequency menu entries offered, as anti-flicker modes.
+    var antiFlickerModes: [AntiFlickerMode] = []
+
+    init(_ fd: DeviceFD) {
+        if fd.queryControl(Self.exposureAutoID) != nil {
+            let entries = Self.menuEntries(fd, Self.exposureAutoID, 0...3)
+            exposureAutoEntry = entries.contains(Int32(V4L2_EXPOSURE_AUTO.rawValue)) ? Int32(V4L2_EXPOSURE_AUTO.rawValue)
+                : entries.contains(Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue)) ? Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue) : nil
+            hasManualEntry = entries.contains(Self.manualEntry)
+        }
+        duration = fd.queryControl(Self.exposureAbsoluteID)
+        gain = fd.queryControl(Self.gainID)
+        hasAutoGain = fd.queryControl(Self.autoGainID) != nil
+        lockBits = fd.queryControl(Self.lockID).map { Int32(truncatingIfNeeded: $0.maximum) } ?? 0
+        hasAutoWhiteBalance = fd.queryControl(Self.autoWhiteBalanceID) != nil
+        temperature = fd.queryControl(Self.temperatureID)
+        if fd.queryControl(Self.powerLineID) != nil {
+            let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
+            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { modes[Int($0)] }
+        }
+    }
+
+    static func menuEntries(_ fd: DeviceFD, _ id: UInt32, _ range: ClosedRange<UInt32>) -> [Int32] {
+        range.filter { camhal_menu_has_entry(fd.raw, id, $0) != 0 }.map { Int32($0) }
+    }
+
+    /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake).
+    private var canSetDuration: Bool { duration != nil && hasManualEntry }
+    /// A settable gain needs a way to turn automatic gain off (the menu's MANUAL, or gain_automatic).
+    private var canSetGain: Bool { gain != nil && (hasManualEntry || hasAutoGain) }
+    private var canManual: Bool { canSetDuration || canSetGain }
+
+    /// What the capabilities say (E1); nil without an automatic-exposure control to switch (a
+    /// bare gain or exposure value with no auto is a raw device control, not exposure control).
+    var exposureCapabilities: ExposureCapabilities? {
+        guard exposureAutoEntry != nil || hasAutoGain else { return nil }
+        var modes: [ExposureMode] = [.continuousAuto]
+        if lockBits & Self.lockExposure != 0 { modes.append(.locked) }
+        if canManual { modes.append(.manual) }
+        return ExposureCapabilities(
+            modes: modes,
+            durationRange: canSetDuration ? duration.map { ExposureMath.seconds(v4l2Units: max(1, $0.minimum))...ExposureMath.seconds(v4l2Units: max(1, $0.maximum)) } : nil,
+            gainRange: canSetGain ? gain.map { Double($0.minimum)...Double($0.maximum) } : nil,
+            gainUnit: .deviceUnits)
+    }
+
+    var whiteBalanceCapabilities: WhiteBalanceCapabilities? {
+        guard hasAutoWhiteBalance || temperature != nil else { return nil }
+        var modes: [WhiteBalanceMode] = [.auto]
+        if lockBits & Self.lockWhiteBalance != 0 { modes.append(.locked) }
+        let range = temperature.map { Double($0.minimum)...Double($0.maximum) }
+        if range != nil { modes += [.preset, .manual] }
+        return WhiteBalanceCapabilities(modes: modes, presets: range.map(WhiteBalanceCapabilities.presets(within:)) ?? [], temperatureRange: range)
+    }
+
+    // MARK: Applying (on the session's queue)
+
+    /// Applies `request`; for manual, MANUAL is selected before the duration and gain are written,
+    /// as V4L2 refuses exposure_time_absolute while auto is on (E3). Returns what the device reads back.
+    func applyExposure(_ request: ExposureSettings, fd: DeviceFD) -> ExposureSettings {
+        let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
+        switch request.mode {
+        case .continuousAuto:
+            if locks & Self.lockExposure != 0 { _ = try? fd.setControl(Self.lockID, locks & ~Self.lockExposure) }
+            if let auto = exposureAutoEntry { _ = try? fd.setControl(Self.exposureAutoID, auto) }
+            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 1) }
+        case .locked:
+            _ = try? fd.setControl(Self.lockID, locks | Self.lockExposure)
+        case .manual:
+            if hasManualEntry { _ = try? fd.setControl(Self.exposureAutoID, Self.manualEntry) }
+            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 0) }
+            if let d = duration, let seconds = request.duration {
+                _ = try? fd.setControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
+            }
+            if let g = gain, let value = request.gain {
+                _ = try? fd.setControl(g.id, Int32(clamping: min(max(Int64(value.rounded()), g.minimum), g.maximum)))
+            }
+        }
+        return readExposure(fd: fd)
+    }
+
+    func readExposure(fd: DeviceFD) -> ExposureSettings {
+        var s = ExposureSettings()
+        if exposureAutoEntry != nil || hasManualEntry, let v = try? fd.getControl(Self.exposureAutoID) {
+            s.mode = v == Self.manualEntry ? .manual : .continuousAuto
+        } else if hasAutoGain, let v = try? fd.getControl(Self.autoGainID) {
+            s.mode = v == 0 ? .manual : .continuousAuto
+        }
+        if s.mode == .continuousAuto, lockBits & Self.lockExposure != 0, let l = try? fd.getControl(Self.lockID), l & Self.lockExposure != 0 {
+            s.mode = .locked
+        }
+        s.duration = duration.flatMap { try? fd.getControl($0.id) }.map { ExposureMath.seconds(v4l2Units: Int64($0)) }
+        s.gain = gain.flatMap { try? fd.getControl($0.id) }.map(Double.init)
+        return s
+    }
+
+    /// Applies white balance: a preset or a temperature turns white_balance_automatic off first,
+    /// then writes white_balance_temperature (inactive, and refused by some drivers, while auto is on).
+    func applyWhiteBalance(_ request: WhiteBalanceSettings, fd: DeviceFD) -> WhiteBalanceSettings {
+        let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
+        switch request.mode {
+        case .auto:
+            if locks & Self.lockWhiteBalance != 0 { _ = try? fd.setControl(Self.lockID, locks & ~Self.lockWhiteBalance) }
+            if hasAutoWhiteBalance { _ = try? fd.setControl(Self.autoWhiteBalanceID, 1) }
+        case .locked:
+            _ = try? fd.setControl(Self.lockID, locks | Self.lockWhiteBalance)
+        case .preset, .manual:
+            if hasAutoWhiteBalance { _ = try? fd.setControl(Self.autoWhiteBalanceID, 0) }
+            if let t = temperature, let k = request.temperature {
+                _ = try? fd.setControl(t.id, Int32(clamping: min(max(Int64(k.rounded()), t.minimum), t.maximum)))
+            }
+        }
+        var s = WhiteBalanceSettings()
+        let auto = hasAutoWhiteBalance ? ((try? fd.getControl(Self.autoWhiteBalanceID)) ?? 1) != 0 : temperature == nil
+        if auto {
+            let locked = lockBits & Self.lockWhiteBalance != 0 && ((try? fd.getControl(Self.lockID)) ?? 0) & Self.lockWhiteBalance != 0
+            s.mode = locked ? .locked : .auto
+        } else {
+            s.mode = request.mode == .preset ? .preset : .manual
+            s.preset = request.mode == .preset ? request.preset : nil
+        }
+        s.temperature = temperature.flatMap { try? fd.getControl($0.id) }.map(Double.init)
+        return s
+    }
+
+    /// Writes power_line_frequency (nil: leaves it) and reads it back.
+    func applyAntiFlicker(_ mode: AntiFlickerMode?, fd: DeviceFD) -> AntiFlickerMode? {
+        guard !antiFlickerModes.isEmpty else { return nil }
+        let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
+        if let mode, let index = modes.firstIndex(of: mode) { _ = try? fd.setControl(Self.powerLineID, Int32(index)) }
+        guard let v = try? fd.getControl(Self.powerLineID), modes.indices.contains(Int(v)) else { return nil }
+        return modes[Int(v)]
+    }
+}

@@ -1,0 +1,100 @@
+import CamHAL
+import Foundation
+
+/// The virtual sensor's exposure and white-balance loops. The virtual camera is a labelled test
+/// double, but its physics are honest so the suite can measure effects from the image (E5, W5):
+/// the light in a frame is duration x gain x 2^EV over `referenceExposure`, auto exposure and auto
+/// white balance converge over a few frames (halving the error in stops each frame, as a real AE
+/// loop does), locked holds what was reached, manual values land on the next frame.
+struct VirtualPhysics: Sendable, Hashable {
+    /// Seconds x unity gain that render the scene's encoding unchanged (factor 1), and the
+    /// exposure the auto loop aims at with no bias.
+    static let referenceExposure = 1.0 / 60
+    /// The colour temperature of the virtual scene's light, in Kelvin.
+    static let sceneKelvin = 5500.0
+    static let gainRange = 1.0...16.0
+    static let biasRange = -2.0...2.0
+    static let biasStep = 1.0 / 3
+    static let temperatureRange = 2000.0...10000.0
+
+    /// What the virtual back camera offers: every mode, durations up to one frame interval.
+    static func exposureCapabilities(frameRate: Double) -> ExposureCapabilities {
+        ExposureCapabilities(
+            modes: ExposureMode.allCases, durationRange: 1e-4...(1 / max(1, frameRate)), gainRange: gainRange,
+            gainUnit: .multiplier, biasRange: biasRange, biasStep: biasStep)
+    }
+
+    static let whiteBalanceCapabilities = WhiteBalanceCapabilities(
+        modes: WhiteBalanceMode.allCases, presets: WhiteBalanceCapabilities.presets(within: temperatureRange),
+        temperatureRange: temperatureRange)
+
+    let maximumDuration: Double
+    var exposure = ExposureSettings()
+    /// The exposure factor the sensor has now (1 = the reference exposure).
+    var level = 1.0
+    /// The level the loop aims at (auto) or holds (locked, manual).
+    var target = 1.0
+    var whiteBalance = WhiteBalanceSettings()
+    /// The white-balance temperature the sensor has now, and the one it aims at.
+    var temperature = sceneKelvin
+    var targetTemperature = sceneKelvin
+
+    init(frameRate: Double) { maximumDuration = 1 / max(1, frameRate) }
+
+    /// Duration and gain that give `level`: the longest duration first, then gain, as AE does.
+    func split(_ level: Double) -> (duration: Double, gain: Double) {
+        let light = level * Self.referenceExposure
+        let d = min(max(light, 1e-4), maximumDuration)
+        return (d, min(max(light / d, Self.gainRange.lowerBound), Self.gainRange.upperBound))
+    }
+
+    /// Takes a clamped exposure request; returns what the snapshot reports: the manual values, or
+    /// the duration and gain the auto loop is heading for, or those it holds.
+    mutating func apply(_ request: ExposureSettings) -> ExposureSettings {
+        var r = request
+        let now = split(level)
+        switch r.mode {
+        case .continuousAuto:
+            target = pow(2, r.bias)
+            (r.duration, r.gain) = split(target)
+        case .locked:
+            target = level
+            (r.duration, r.gain) = now
+        case .manual:
+            r.duration = r.duration ?? now.duration
+            r.gain = r.gain ?? now.gain
+            target = (r.duration ?? 0) * (r.gain ?? 1) / Self.referenceExposure
+            level = target
+        }
+        exposure = r
+        return r
+    }
+
+    mutating func apply(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings {
+        var r = request
+        switch r.mode {
+        case .auto: targetTemperature = Self.sceneKelvin
+        case .locked: targetTemperature = temperature
+        case .preset, .manual:
+            targetTemperature = r.temperature ?? temperature
+            temperature = targetTemperature
+        }
+        r.temperature = targetTemperature
+        whiteBalance = r
+        return r
+    }
+
+    /// One frame of the auto loops.
+    mutating func step() {
+        level = Self.converge(level, to: target)
+        temperature = Self.converge(temperature, to: targetTemperature)
+    }
+
+    /// Halfway to `target` in stops; there once within 1%.
+    static func converge(_ value: Double, to target: Double) -> Double {
+        guard value > 0, target > 0, abs(log2(target / value)) > 0.015 else { return target }
+        return value * (target / value).squareRoot()
+    }
+
+    var colourCast: Int { SceneRenderer.colourCast(temperature: temperature, illuminant: Self.sceneKelvin) }
+}
