@@ -89,6 +89,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The source reported dropped frames.
     case framesDropped(Int)
 
+    /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
         switch self {
         case .lensUnavailable: return "lensUnavailable"
