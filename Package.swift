@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "camhal-bench",
             dependencies: [
-                "CamHAL", "CamHALBackends", "CamHALMedia", dependency("CamHALGStreamer", when: "GStreamer"),
+                "CamHAL", "CamHALBackends", "CamHALMedia", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
                 dependency("CLibYUV", when: "Media"), dependency("CTurboJPEG", when: "Media"),
             ],
             path: "Sources/camhal-bench"),

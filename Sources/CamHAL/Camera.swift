@@ -22,6 +22,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         /// While interrupted this long, the session restarts the stream itself (S8 recovery).
         public var recoveryDelay: Double
 
+        /// A configuration; the defaults suit a local camera.
         public init(
             stream: StreamRequest = .default, delegateQueue: DispatchQueue? = nil,
             interruptionTimeout: Double = 2.0, firstFrameTimeout: Double = 10.0, recoveryDelay: Double = 3.0
@@ -207,7 +208,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         public var droppedByBackpressure: Int
     }
 
+    /// The backend that drives the device.
     public let backend: any CameraBackend
+    /// How this session binds and watches its device.
     public let configuration: Configuration
 
     let queue: DispatchQueue

@@ -2,9 +2,12 @@ import Foundation
 
 /// Whether a backend can be used on this machine, and if not, why (D1).
 public enum BackendAvailability: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The backend can enumerate and open devices on this machine.
     case available
+    /// The backend cannot run here; `reason` says why (a missing library, daemon or kernel module).
     case unavailable(reason: String)
 
+    /// Whether this is `.available`.
     public var isAvailable: Bool { self == .available }
     public var description: String {
         switch self {
@@ -16,7 +19,9 @@ public enum BackendAvailability: Sendable, Hashable, Codable, CustomStringConver
 
 /// A device appearing or disappearing (D3).
 public enum DeviceEvent: Sendable, Hashable {
+    /// A device appeared (plugged in, or published by a daemon).
     case added(DeviceDescriptor)
+    /// The device with this `DeviceDescriptor.id` went away.
     case removed(id: String)
 }
 
@@ -57,6 +62,7 @@ extension CameraBackend {
 
 /// A running hot-plug watch; stops when cancelled or deallocated.
 public protocol DeviceWatch: AnyObject, Sendable {
+    /// Stops the watch: no event is delivered after it returns.
     func cancel()
 }
 
@@ -79,6 +85,7 @@ public final class ThreadDeviceWatch: DeviceWatch, @unchecked Sendable {
         thread.start()
     }
 
+    /// Stops the thread and waits until `body` has returned; later calls do nothing.
     public func cancel() {
         guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
@@ -90,10 +97,13 @@ public final class ThreadDeviceWatch: DeviceWatch, @unchecked Sendable {
 
 /// What the core asks a backend to bind.
 public struct BindRequest: Sendable {
+    /// The device to open, as the backend enumerated it.
     public var device: DeviceDescriptor
     /// The lens to start on (always one of `device.lenses`).
     public var lens: Lens
+    /// The format the app asked for; the backend picks the closest one the device offers.
     public var stream: StreamRequest
+    /// A request to bind `device` on `lens` with `stream`.
     public init(device: DeviceDescriptor, lens: Lens, stream: StreamRequest) {
         self.device = device
         self.lens = lens
@@ -149,6 +159,7 @@ public final class DriverSink: Sendable {
     let frameHandler: @Sendable (Frame) -> Void
     let eventHandler: @Sendable (DriverEvent) -> Void
 
+    /// A sink that passes frames to `frame` and events to `event`.
     public init(frame: @escaping @Sendable (Frame) -> Void, event: @escaping @Sendable (DriverEvent) -> Void) {
         frameHandler = frame
         eventHandler = event
@@ -178,5 +189,6 @@ public enum DriverEvent: Sendable, Hashable {
     /// Every buffer is held by the app, so the device cannot deliver: not an interruption (R2).
     /// Cleared by the next frame.
     case buffersExhausted
+    /// The source ended normally (the end of a file, a finite test source).
     case endOfStream
 }

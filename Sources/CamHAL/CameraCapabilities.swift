@@ -4,6 +4,7 @@ public struct CameraCapabilities: Sendable, Hashable, Codable {
     /// The devices this snapshot describes.
     public let devices: [DeviceDescriptor]
 
+    /// The capabilities of several devices (for example one per facing).
     public init(devices: [DeviceDescriptor]) { self.devices = devices }
 
     /// The capabilities of one device.
@@ -37,8 +38,10 @@ public struct CameraCapabilities: Sendable, Hashable, Codable {
         return ZoomMath.automaticRange(lenses)
     }
 
+    /// Whether a device facing `facing` has a torch (a continuous light, not a photo flash).
     public func hasTorch(for facing: Facing) -> Bool { devices(for: facing).contains { $0.hasTorch } }
 
+    /// Whether a device facing `facing` accepts a focus point (tap to focus).
     public func supportsFocusPoint(for facing: Facing) -> Bool { devices(for: facing).contains { $0.supportsFocusPoint } }
 
     /// The requestable focus modes of the devices facing `facing`.

@@ -92,6 +92,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// could not be handed back); the session restarts the stream as for an interruption (S11).
     case streamError(String)
 
+    /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
         switch self {
         case .lensUnavailable: return "lensUnavailable"

@@ -4,13 +4,17 @@
 /// delivered for every transition (S2) and `CameraDevice.currentState` always equals the last one
 /// delivered (S3).
 public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Where the session is in its life cycle.
     public let status: CameraStatus
     /// Current zoom in the live scale: wide-normalized on an automatic binding, pinned-lens 1x-based under a pin.
     public let zoomRatio: Double
+    /// The lowest ratio `setZoomRatio(_:)` reaches now, in the same scale as `zoomRatio`.
     public let minZoomRatio: Double
     /// Never above 8.0 (Z2).
     public let maxZoomRatio: Double
+    /// Whether the torch is lit (always false on `starting` and `idle` snapshots).
     public let isTorchEnabled: Bool
+    /// The focus mode in effect (`.fixed` for a lens without a focus control).
     public let focusMode: FocusMode
     /// The lens frames come from, nil when not bound.
     public let activeLens: Lens?
@@ -18,7 +22,9 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
     public let isPreviewActive: Bool
     /// True on exactly one snapshot: the one that marks the device really released (S6).
     public let isReleased: Bool
+    /// A non-fatal problem reported with this transition (a control the device lacks, dropped frames).
     public let warning: CameraWarning?
+    /// Why the session failed; set exactly when `status` is `.error`.
     public let error: CameraError?
     /// Exposure in effect: mode, duration, gain and bias; nil when the device has no exposure
     /// control (E3). While idle or starting, the desired values.
@@ -32,6 +38,7 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Position of this snapshot in the session's sequence, starting at 0 for the initial state.
     public let sequence: UInt64
 
+    /// A snapshot with every field given (the core makes them; test doubles may too).
     public init(
         status: CameraStatus, zoomRatio: Double, minZoomRatio: Double, maxZoomRatio: Double,
         isTorchEnabled: Bool, focusMode: FocusMode, activeLens: Lens?, isPreviewActive: Bool,

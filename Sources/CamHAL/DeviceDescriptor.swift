@@ -18,14 +18,19 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     public var name: String
     /// Identifier of the backend that drives it.
     public var backend: String
+    /// Which way the device points.
     public var facing: Facing
     /// Lenses, wide-normalized; at least one.
     public var lenses: [Lens]
+    /// Whether the device has a torch it can light continuously.
     public var hasTorch: Bool
+    /// Whether the device accepts a focus point (tap to focus).
     public var supportsFocusPoint: Bool
     /// Requestable focus modes; empty for a fixed-focus lens.
     public var focusModes: [FocusMode]
+    /// Every format the device can stream.
     public var formats: [FormatDescription]
+    /// How the device makes zoom real (Z5).
     public var zoomMethod: ZoomMethod
     /// Whether a second session (or process) streaming the device is refused (R4).
     public var isExclusive: Bool
@@ -38,6 +43,7 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     /// The anti-flicker modes the device takes; nil when it has no such control (N1).
     public var antiFlickerModes: [AntiFlickerMode]?
 
+    /// A descriptor; the defaults describe a fixed-focus, torchless, exclusive device zoomed in the frame path.
     public init(
         id: String, name: String, backend: String, facing: Facing, lenses: [Lens],
         hasTorch: Bool = false, supportsFocusPoint: Bool = false, focusModes: [FocusMode] = [],

@@ -1,10 +1,12 @@
 /// One plane of a frame's pixel data, borrowed from the backend's buffer.
 public struct FramePlane: @unchecked Sendable {
+    /// The plane's first byte.
     public let baseAddress: UnsafeRawPointer
     /// Bytes of valid data in the plane.
     public let length: Int
     /// Bytes from one row to the next.
     public let bytesPerRow: Int
+    /// A plane of `length` bytes at `baseAddress` whose rows are `bytesPerRow` apart.
     public init(baseAddress: UnsafeRawPointer, length: Int, bytesPerRow: Int) {
         self.baseAddress = baseAddress
         self.length = length
@@ -18,9 +20,13 @@ public struct FramePlane: @unchecked Sendable {
 /// GstBuffer, a libcamera FrameBuffer) and hands it back to the backend when the last reference
 /// goes away. Keep frames short-lived: a held frame is a buffer the device cannot refill (R2).
 public final class Frame: @unchecked Sendable, CustomStringConvertible {
+    /// The pixel format of the planes.
     public let format: PixelFormat
+    /// Width of the whole buffer in pixels (`visibleRect` is the zoom crop inside it).
     public let width: Int
+    /// Height of the whole buffer in pixels.
     public let height: Int
+    /// The pixel data: one plane for packed formats, two for NV12, three for I420.
     public let planes: [FramePlane]
     /// Driver sequence number (increasing; gaps mean the driver dropped frames).
     public let sequence: UInt64
@@ -115,6 +121,7 @@ public struct FrameMetadata: Sendable, Hashable {
     /// changes were applied before the frame was routed (M2).
     public var generation: UInt64
 
+    /// Metadata with every field given; the core fills it in as it routes a frame.
     public init(
         sequence: UInt64, timestamp: Double, driverTimestamp: Double, clock: FrameClock = .monotonic,
         lens: Lens? = nil, zoomRatio: Double = 1, deviceCrop: NormalizedRect = .full, frameCrop: NormalizedRect = .full,

@@ -1,7 +1,10 @@
 /// A size in pixels.
 public struct Size: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
+    /// A size of `width` by `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -11,22 +14,31 @@ public struct Size: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// A point in normalized coordinates: {0,0} is the top-left, {1,1} the bottom-right.
 public struct NormalizedPoint: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Horizontal position, 0 at the left edge, 1 at the right.
     public var x: Double
+    /// Vertical position, 0 at the top edge, 1 at the bottom.
     public var y: Double
+    /// The point at `x`, `y`.
     public init(x: Double, y: Double) {
         self.x = x
         self.y = y
     }
+    /// The center of the frame, (0.5, 0.5).
     public static let center = NormalizedPoint(x: 0.5, y: 0.5)
     public var description: String { "(\(ZoomMath.format(x)), \(ZoomMath.format(y)))" }
 }
 
 /// A rectangle in normalized coordinates (top-left origin).
 public struct NormalizedRect: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Left edge, as a fraction of the parent's width.
     public var x: Double
+    /// Top edge, as a fraction of the parent's height.
     public var y: Double
+    /// Width, as a fraction of the parent's width.
     public var width: Double
+    /// Height, as a fraction of the parent's height.
     public var height: Double
+    /// The rectangle with top-left corner `x`, `y` and size `width` by `height`.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -60,10 +72,15 @@ public struct NormalizedRect: Sendable, Hashable, Codable, CustomStringConvertib
 
 /// A rectangle in pixels of a frame buffer.
 public struct PixelRect: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Left edge in pixels.
     public var x: Int
+    /// Top edge in pixels.
     public var y: Int
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
+    /// The rectangle with top-left pixel `x`, `y` and size `width` by `height`.
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y

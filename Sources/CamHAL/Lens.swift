@@ -1,6 +1,15 @@
 /// The kind of a physical lens, by field of view relative to the wide lens.
 public enum LensKind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    case ultraWide, wide, telephoto, external, unknown
+    /// Wider than the wide lens (typically 0.5x).
+    case ultraWide
+    /// The main lens: 1.0 in wide-normalized zoom.
+    case wide
+    /// Narrower than the wide lens (typically 2x or 3x).
+    case telephoto
+    /// The one lens of an external camera (a webcam): its own 1x.
+    case external
+    /// A lens whose field of view the backend cannot tell.
+    case unknown
     public var description: String { rawValue }
 }
 
@@ -13,7 +22,9 @@ public enum LensKind: String, Sendable, Hashable, Codable, CaseIterable, CustomS
 public struct Lens: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Stable identifier, unique within its device.
     public let id: String
+    /// What kind of lens this is, by field of view.
     public let kind: LensKind
+    /// Which way the lens points.
     public let facing: Facing
     /// The widest framing this lens gives, in wide-normalized terms (its native 1x).
     public let minZoomRatio: Double
@@ -24,6 +35,7 @@ public struct Lens: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Whether `LensSelection.pin(_:)` accepts this lens.
     public let isPinnable: Bool
 
+    /// A lens; ratios are wide-normalized (see the type's discussion).
     public init(
         id: String, kind: LensKind, facing: Facing, minZoomRatio: Double, maxZoomRatio: Double,
         hasFlash: Bool = false, isPinnable: Bool = true

@@ -4,6 +4,7 @@ import Foundation
 public final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: Value
+    /// Guards `value`.
     public init(_ value: Value) { storage = value }
 
     /// Runs `body` with exclusive access to the value. Do not call back into the same lock from `body`.

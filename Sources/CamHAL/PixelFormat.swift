@@ -26,11 +26,17 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
 
     public var description: String { fourCC }
 
+    /// Packed 4:2:2, byte order Y0 U Y1 V (V4L2 `YUYV`, GStreamer `YUY2`).
     public static let yuyv = code("YUYV")
+    /// Packed 4:2:2, byte order U Y0 V Y1.
     public static let uyvy = code("UYVY")
+    /// 4:2:0, a Y plane then one plane of interleaved U, V.
     public static let nv12 = code("NV12")
+    /// 4:2:0, a Y plane then one plane of interleaved V, U.
     public static let nv21 = code("NV21")
+    /// 4:2:0, three planes Y, U, V (V4L2 `YU12`).
     public static let i420 = code("YU12")
+    /// 8-bit luma only.
     public static let gray8 = code("GREY")
     /// 24-bit RGB, byte order R, G, B.
     public static let rgb24 = code("RGB3")
@@ -40,14 +46,20 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let rgba = code("AB24")
     /// 32-bit, byte order B, G, R, A.
     public static let bgra = code("AR24")
+    /// Motion JPEG: each frame one JPEG image, as webcams send it.
     public static let mjpeg = code("MJPG")
+    /// A JPEG image (V4L2 `JPEG`, used by some still-capable devices).
     public static let jpeg = code("JPEG")
+    /// An H.264 elementary stream, compressed by the device.
     public static let h264 = code("H264")
 
     /// 8-bit raw Bayer mosaics, named by their first two rows (V4L2 `BA81`, `GBRG`, `GRBG`, `RGGB`).
     public static let sbggr8 = code("BA81")
+    /// 8-bit Bayer, first rows G B / R G.
     public static let sgbrg8 = code("GBRG")
+    /// 8-bit Bayer, first rows G R / B G.
     public static let sgrbg8 = code("GRBG")
+    /// 8-bit Bayer, first rows R G / G B.
     public static let srggb8 = code("RGGB")
 
     /// Whether the format is an 8-bit Bayer mosaic (a raw sensor readout, one color per pixel).

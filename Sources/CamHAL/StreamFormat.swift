@@ -1,10 +1,13 @@
 /// One format a device can stream: pixel format, size and the frame rates offered at that size (K1).
 public struct FormatDescription: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The pixel format.
     public var pixelFormat: PixelFormat
+    /// The frame size.
     public var size: Size
     /// Frames per second, highest first. Empty when the device does not say.
     public var frameRates: [Double]
 
+    /// A format; `frameRates` are sorted highest first.
     public init(pixelFormat: PixelFormat, size: Size, frameRates: [Double]) {
         self.pixelFormat = pixelFormat
         self.size = size
@@ -20,10 +23,14 @@ public struct FormatDescription: Sendable, Hashable, Codable, CustomStringConver
 /// What the app asks for when a session binds; every field optional. Backends pick the closest
 /// format the device offers and report what they really chose in `StreamFormat`.
 public struct StreamRequest: Sendable, Hashable, Codable {
+    /// The pixel format wanted; nil lets the backend choose.
     public var pixelFormat: PixelFormat?
+    /// The frame size wanted; nil for the offered size closest in area to 640x480.
     public var size: Size?
+    /// The frame rate wanted; nil for the highest the chosen size offers.
     public var frameRate: Double?
 
+    /// A request; every field left nil is the backend's choice.
     public init(pixelFormat: PixelFormat? = nil, size: Size? = nil, frameRate: Double? = nil) {
         self.pixelFormat = pixelFormat
         self.size = size
@@ -70,12 +77,16 @@ extension StreamRequest {
 
 /// The format a binding really streams.
 public struct StreamFormat: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The pixel format streamed.
     public var pixelFormat: PixelFormat
+    /// Frame width in pixels.
     public var width: Int
+    /// Frame height in pixels.
     public var height: Int
     /// Frames per second the device was configured for (0 when unknown).
     public var frameRate: Double
 
+    /// The format a backend reports after configuring the device.
     public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: Double) {
         self.pixelFormat = pixelFormat
         self.width = width
@@ -83,6 +94,7 @@ public struct StreamFormat: Sendable, Hashable, Codable, CustomStringConvertible
         self.frameRate = frameRate
     }
 
+    /// Width and height as a `Size`.
     public var size: Size { Size(width: width, height: height) }
     public var description: String { "\(pixelFormat) \(width)x\(height) @ \(ZoomMath.format(frameRate)) fps" }
 }

@@ -22,6 +22,7 @@ public enum InjectedFault: Sendable, Hashable {
 /// Hooks a backend may offer so tests and the conformance suite can inject faults and observe the
 /// device side of a control (what the "hardware" received).
 public protocol TestHooks: Sendable {
+    /// Makes the device with `deviceID` misbehave as `fault` says (unplug, stall, fail the next start...).
     func inject(_ fault: InjectedFault, deviceID: String)
     /// The last focus point the device received, in lens-normalized coordinates.
     func lastFocusPoint(deviceID: String) -> NormalizedPoint?

@@ -31,7 +31,7 @@ public final class ImageAnalysis: @unchecked Sendable {
     private let camera: any CameraDevice
     private let queue: DispatchQueue
     private let body: @Sendable (Frame) -> Void
-    private let stats_ = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: 0))
+    private let counters = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: 0))
     private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
     private var task: Task<Void, Never>?
 
@@ -68,7 +68,7 @@ public final class ImageAnalysis: @unchecked Sendable {
     }
 
     public var stats: AnalysisStats {
-        var s = stats_.value
+        var s = counters.value
         let c = current.value
         s.dropped += c.stream?.droppedFrames ?? 0
         return s
@@ -79,7 +79,7 @@ public final class ImageAnalysis: @unchecked Sendable {
         while true {
             let stream = camera.frames(policy: .keepOnlyLatest)
             let stopped = current.withLock { c -> Bool in
-                if let old = c.stream { stats_.withLock { $0.dropped += old.droppedFrames } }
+                if let old = c.stream { counters.withLock { $0.dropped += old.droppedFrames } }
                 c.stream = stream
                 return c.stopped
             }
@@ -90,7 +90,7 @@ public final class ImageAnalysis: @unchecked Sendable {
             for await frame in stream {
                 if let last = lastSequence, frame.sequence > last + 1 {
                     let gap = Int(frame.sequence - last - 1)
-                    stats_.withLock { $0.sequenceGaps += gap }
+                    counters.withLock { $0.sequenceGaps += gap }
                 }
                 lastSequence = frame.sequence
                 let delay = ProcessInfo.processInfo.systemUptime - frame.timestamp
@@ -101,7 +101,7 @@ public final class ImageAnalysis: @unchecked Sendable {
                         c.resume()
                     }
                 }
-                stats_.withLock {
+                counters.withLock {
                     $0.analyzed += 1
                     $0.lastQueueDelay = delay
                 }

@@ -3,6 +3,7 @@ import CLibYUV
 import CTurboJPEG
 import CamHAL
 import CamHALMedia
+@_spi(Testing) import CamHALVirtual
 import Foundation
 
 /// `camhal-bench --backend media`: CamHAL's photo and conversion paths against libjpeg-turbo and
@@ -83,7 +84,7 @@ enum MediaBench {
         report("YUYV -> RGBA (reused output)", t3)
 
         // capturePhoto latency on a live 1080p NV12 source at 30 fps (includes waiting for the next frame).
-        let backend = SyntheticBackend(width: w, height: h, fill: nv12)
+        let backend = FixedImageBackend(identifier: "synthetic", name: "synthetic NV12", picture: nv12Frame)
         let camera = Camera(backend: backend, device: backend.descriptor)
         camera.start()
         // Wait for the first frame, so the latencies below are of capturePhoto alone.
@@ -135,62 +136,6 @@ enum MediaBench {
     static func report(_ name: String, _ p: Pair, note: String = "") {
         print(String(format: "%-36@ CamHAL %7.2f (%.2f)  direct %7.2f (%.2f)  ratio %.2fx %@", name as NSString,
                      p.camhal.median, p.camhal.min, p.direct.median, p.direct.min, p.direct.median / p.camhal.median, note as NSString))
-    }
-}
-
-/// A live source of one fixed NV12 picture at 30 fps, for latency measurements at any size.
-final class SyntheticBackend: CameraBackend, @unchecked Sendable {
-    let identifier = "synthetic"
-    let descriptor: DeviceDescriptor
-    let width: Int, height: Int
-    let buffer: UnsafeMutablePointer<UInt8>
-
-    init(width: Int, height: Int, fill: UnsafePointer<UInt8>) {
-        self.width = width
-        self.height = height
-        buffer = .allocate(capacity: width * height * 3 / 2)
-        buffer.update(from: fill, count: width * height * 3 / 2)
-        descriptor = DeviceDescriptor(id: "synthetic", name: "synthetic NV12", backend: "synthetic", facing: .back,
-                                      lenses: DeviceDescriptor.singleLens(facing: .back),
-                                      formats: [FormatDescription(pixelFormat: .nv12, size: Size(width: width, height: height), frameRates: [30])])
-    }
-    deinit { buffer.deallocate() }
-
-    func availability() -> BackendAvailability { .available }
-    func devices() throws(CameraError) -> [DeviceDescriptor] { [descriptor] }
-    func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
-        SyntheticBinding(backend: self, sink: sink)
-    }
-}
-
-final class SyntheticBinding: DriverBinding, @unchecked Sendable {
-    let format: StreamFormat
-    let stopping = Locked(false)
-    let done = DispatchSemaphore(value: 0)
-
-    init(backend: SyntheticBackend, sink: DriverSink) {
-        format = StreamFormat(pixelFormat: .nv12, width: backend.width, height: backend.height, frameRate: 30)
-        let w = backend.width, h = backend.height
-        Thread { [stopping, done] in
-            var seq: UInt64 = 0
-            while !stopping.value {
-                seq += 1
-                let planes = [FramePlane(baseAddress: UnsafeRawPointer(backend.buffer), length: w * h, bytesPerRow: w),
-                              FramePlane(baseAddress: UnsafeRawPointer(backend.buffer + w * h), length: w * h / 2, bytesPerRow: w)]
-                sink.deliver(Frame(format: .nv12, width: w, height: h, planes: planes, sequence: seq,
-                                   timestamp: ProcessInfo.processInfo.systemUptime, onRelease: { withExtendedLifetime(backend) {} }))
-                Thread.sleep(forTimeInterval: 1.0 / 30)
-            }
-            done.signal()
-        }.start()
-    }
-    func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
-    func applyTorch(_ on: Bool) -> Bool { false }
-    func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
-    func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
-    func close() {
-        stopping.set(true)
-        done.wait()
     }
 }
 #endif

@@ -31,7 +31,7 @@ enum Spawn {
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addclose(&actions, fds[1])
         let cArgs = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
+        defer { for arg in cArgs { free(arg) } }
         var pid: pid_t = 0
         let t0 = monotonicNow()
         let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, environ)

@@ -95,7 +95,7 @@ enum RecordCommand {
             }
         }
         timer.cancel()
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
         await camera.stop()

@@ -1,7 +1,7 @@
 #if Media
 import CamHAL
 import CamHALMedia
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
 
@@ -27,7 +27,7 @@ struct PhotoTests {
 
     @Test("frame-path zoom: the photo is the visible rectangle, scaled to maxSize, mirrored for front cameras")
     func visibleRectMirrorScale() async throws {
-        let back = RampBackend(facing: .back)
+        let back = rampBackend(facing: .back)
         let camera = Camera(backend: back, device: back.descriptor)
         camera.setZoomRatio(2)
         camera.start()
@@ -46,7 +46,7 @@ struct PhotoTests {
         #expect(abs(left - 64) <= 6 && abs(right - 190) <= 6, "left \(left) right \(right)")
         #expect(JPEGSegments.exifOrientation(of: photo.data) == 6)
 
-        let front = RampBackend(facing: .front)
+        let front = rampBackend(facing: .front)
         let fcam = Camera(backend: front, device: front.descriptor)
         fcam.start()
         let mirrored = try await fcam.capturePhoto(PhotoSettings(maxSize: Size(width: 160, height: 160)))

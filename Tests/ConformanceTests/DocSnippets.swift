@@ -1,0 +1,57 @@
+import CamHAL
+import CamHALBackends
+import CamHALVirtual
+import Testing
+
+/// The code of the documentation catalog's articles (Sources/CamHAL/CamHAL.docc), compiled and run
+/// here so that an article cannot show code that no longer builds or works. `scripts/docs` fails
+/// when a ```swift block of an article is not found here verbatim (between `// snippet NAME` and
+/// `// end snippet`).
+enum DocSnippets {
+    /// Inside `DocSnippets`, `Backends.registry()` is this one: the snippets run against the
+    /// virtual camera whatever this machine has. `realRegistryHasTheSameShape` keeps it honest.
+    enum Backends {
+        static func registry() -> BackendRegistry { BackendRegistry([VirtualBackend()], environment: [:]) }
+    }
+
+    /// GettingStarted.md, "A first session" (the README's first sample).
+    static func gettingStarted() async throws -> (capabilities: CameraCapabilities, zoomed: Frame) {
+        // snippet getting-started
+        let camera = try Backends.registry().open()          // or open(backend: "v4l2", device: id)
+        let caps = camera.capabilities                       // before any session: lenses, zoom stops, torch...
+        camera.setZoomRatio(2)                               // fire-and-forget; legal before start
+        camera.start()
+        for await state in camera.stateUpdates() {           // the current snapshot, then one per transition
+            if state.isPreviewActive { break }               // first frame arrived
+        }
+        for await frame in camera.frames(policy: .keepOnlyLatest) {   // zero-copy frames; ends on stop or failure
+            // frame.planes, frame.visibleRect (the zoom crop), frame.metadata (lens, zoom, crops, torch...)
+            break
+        }
+        camera.setZoomRatio(3)
+        let zoomed = try await camera.frame(atGeneration: camera.requestedSettingsGeneration)  // taken at 3x
+        await camera.stop()                                  // returns once the device is really released
+        // end snippet
+        return (caps, zoomed)
+    }
+}
+
+@Suite struct DocSnippetTests {
+    /// The getting-started sample opens a camera, streams, and its last frame is taken at 3x.
+    /// Would catch: an API change that breaks the sample, or `frame(atGeneration:)` returning a
+    /// frame from before the zoom call.
+    @Test func gettingStartedRunsOnTheVirtualCamera() async throws {
+        let (caps, zoomed) = try await DocSnippets.gettingStarted()
+        #expect(!caps.devices.isEmpty)
+        #expect(abs(zoomed.metadata.zoomRatio - 3) < 1e-6, "zoom of the frame: \(zoomed.metadata.zoomRatio)")
+    }
+
+    /// The stand-in above has the real `Backends.registry()`'s type and reaches the same backend.
+    /// Would catch: the real registry changing shape while the snippets keep compiling against the stand-in.
+    @Test func realRegistryHasTheSameShape() {
+        let real: () -> BackendRegistry = CamHALBackends.Backends.registry
+        let standIn: () -> BackendRegistry = DocSnippets.Backends.registry
+        #expect(real().identifiers.contains("virtual"))
+        #expect(standIn().identifiers == ["virtual"])
+    }
+}
