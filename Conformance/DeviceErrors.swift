@@ -3,7 +3,7 @@ import Foundation
 
 /// Device errors the device stays present through: S11 (a failed stream, a refused buffer) and
 /// R5d (a buffer the driver marks erroneous). They run where a device can be made to fail so
-/// (vivid's error-injection controls, `VividFaultInjector`), and skip saying why elsewhere.
+/// (the virtual camera's hooks, vivid's error-injection controls), and skip saying why elsewhere.
 let deviceErrorsArea = Area(name: "Device errors", checks: [
     // S11a: when the driver fails its stream but the device is still there, the session shows a
     // streamError warning, goes interrupted and restarts the stream by itself (S8), frames flowing
@@ -11,7 +11,7 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
     // `disconnected` (a fatal error) while the device is still listed.
     Check("S11a", "a failed stream is a stream error, then the stream restarts") { ctx in
         guard let faults = ctx.injector(for: .streamError) else {
-            return .skip("no way to make this device fail its stream from a test (vivid's error injection only)")
+            return .skip("no way to make this device fail its stream from a test (the virtual camera's hooks and vivid's error injection can)")
         }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
@@ -40,7 +40,7 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
     // swallowed, the buffer lost for the rest of the session (vivid's inject_vidioc_qbuf_error).
     Check("S11b", "a refused buffer is reported and handed back") { ctx in
         guard let faults = ctx.injector(for: .requeueError) else {
-            return .skip("no way to make this device refuse a buffer from a test (vivid's error injection only)")
+            return .skip("no way to make this device refuse a buffer from a test (the virtual camera's hooks and vivid's error injection can)")
         }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
@@ -62,7 +62,7 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
     // erroneous buffer dropped in silence, or delivered as a good frame.
     Check("R5d", "an erroneous buffer is counted as a dropped frame") { ctx in
         guard let faults = ctx.injector(for: .bufferError) else {
-            return .skip("no way to make this device mark a buffer erroneous from a test (vivid's error injection only)")
+            return .skip("no way to make this device mark a buffer erroneous from a test (the virtual camera's hooks and vivid's error injection can)")
         }
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)

@@ -108,7 +108,9 @@ public struct HooksFaultInjector: FaultInjector {
     }
 
     public var name: String { "backend test hooks" }
-    public var supportedFaults: Set<DeviceFault.Kind> { [.unplug, .replug, .stall, .interruption] }
+    public var supportedFaults: Set<DeviceFault.Kind> {
+        [.unplug, .replug, .stall, .interruption, .streamError, .bufferError, .requeueError]
+    }
 
     public func inject(_ fault: DeviceFault) async throws {
         switch fault {
@@ -116,6 +118,9 @@ public struct HooksFaultInjector: FaultInjector {
         case .replug: hooks.inject(.clear, deviceID: deviceID)
         case .stall(let s): hooks.inject(.silentStall(seconds: s), deviceID: deviceID)
         case .interruption(let s): hooks.inject(.interruption(seconds: s), deviceID: deviceID)
+        case .streamError: hooks.inject(.streamError, deviceID: deviceID)
+        case .bufferError: hooks.inject(.bufferError, deviceID: deviceID)
+        case .requeueError: hooks.inject(.requeueError, deviceID: deviceID)
         default: throw FaultInjectionError("\(name): cannot inject \(fault)")
         }
     }

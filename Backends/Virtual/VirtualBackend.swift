@@ -127,7 +127,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption, .silentStall, .dropFrames, .timestampWrap: return s.activeBinding
+            case .interruption, .silentStall, .dropFrames, .timestampWrap, .streamError, .bufferError, .requeueError:
+                return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
                 s.disconnected = true
@@ -150,6 +151,9 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         case .disconnect: binding?.disconnect()
         case .dropFrames(let count): binding?.optics.withLock { $0.skipFrames += max(0, count) }
         case .timestampWrap(let seconds): binding?.optics.withLock { $0.timestampShift -= Seconds.clamped(seconds) }
+        case .streamError: binding?.failStream()
+        case .bufferError: binding?.optics.withLock { $0.erroneousFrames += 1 }
+        case .requeueError: binding?.optics.withLock { $0.refusedReleases += 1 }
         default: break
         }
         let handlers = watchers.value.values

@@ -17,6 +17,12 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var skipFrames = 0
         /// Added to every timestamp: a negative jump is a timestamp wrap (injected, R5).
         var timestampShift: Double = 0
+        /// The stream failed (injected, S11): the thread ends, the device stays.
+        var streamFailed = false
+        /// Frames still to come back marked erroneous: dropped, their sequence consumed (R5).
+        var erroneousFrames = 0
+        /// Buffer releases still to be refused once before the retry takes them (S11).
+        var refusedReleases = 0
         var physics: VirtualPhysics
         var antiFlicker = AntiFlickerMode.auto
     }
@@ -56,20 +62,25 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var next = Date()
         var sequence: UInt64 = 0
         while true {
-            if optics.withLock({ $0.stopping || $0.disconnected }) { return }
+            if optics.withLock({ $0.stopping || $0.disconnected || $0.streamFailed }) { return }
             next += interval
             let wait = next.timeIntervalSinceNow
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
             let o = optics.withLock { o -> Optics in
-                defer { o.skipFrames = 0 }
+                defer {
+                    o.skipFrames = 0
+                    o.erroneousFrames = max(0, o.erroneousFrames - 1)
+                }
                 o.physics.step()
                 return o
             }
-            if o.stopping || o.disconnected { return }
+            if o.stopping || o.disconnected || o.streamFailed { return }
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1 + UInt64(o.skipFrames)
+            // A buffer the "driver" marks erroneous is never delivered, as the V4L2 backend drops one.
+            if o.erroneousFrames > 0 { continue }
             guard let buffer = pool.take() else {
                 // Every buffer is held by the app: the sensor drops, and says why frames stopped.
                 sink.report(.buffersExhausted)
@@ -100,12 +111,21 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
                 let bpr = w * (format.pixelFormat.packedBytesPerPixel ?? 2)
                 planes = [FramePlane(baseAddress: UnsafeRawPointer(buffer), length: bpr * h, bytesPerRow: bpr)]
             }
-            let pool = self.pool
+            let pool = self.pool, optics = self.optics, sink = self.sink, id = deviceID, number = sequence
             let slot = BufferPool.Slot(pointer: buffer)
             let frame = Frame(
                 format: format.pixelFormat, width: w, height: h, planes: planes, sequence: sequence,
                 timestamp: ProcessInfo.processInfo.systemUptime + o.timestampShift, sensorCrop: crop,
-                onRelease: { pool.give(slot.pointer) })
+                onRelease: {
+                    // An injected refusal: the first hand-back fails, the retry takes the buffer (S11).
+                    let refused = optics.withLock { o -> Bool in
+                        guard o.refusedReleases > 0 else { return false }
+                        o.refusedReleases -= 1
+                        return true
+                    }
+                    if refused { sink.report(.streamError("\(id): the virtual source refused the buffer of frame \(number) once; the retry handed it back")) }
+                    pool.give(slot.pointer)
+                })
             sink.deliver(frame)
         }
     }
@@ -162,6 +182,15 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
+    }
+
+    /// The source fails its stream but stays present (S11): a stream error, then an interruption
+    /// the session recovers from by restarting the stream.
+    func failStream() {
+        optics.withLock { $0.streamFailed = true }
+        let what = "\(deviceID): the virtual source failed its stream"
+        sink.report(.streamError(what))
+        sink.report(.interrupted(what))
     }
 
     func disconnect() {

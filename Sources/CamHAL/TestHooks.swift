@@ -15,6 +15,14 @@ public enum InjectedFault: Sendable, Hashable {
     /// The driver's timestamps jump back by `seconds` and go on from there, as vivid's
     /// `wrap_timestamp` control does (R5).
     case timestampWrap(seconds: Double)
+    /// The driver fails its stream while the device stays present (vivid's
+    /// `inject_fatal_streaming_error`): a stream error, then an interruption (S11).
+    case streamError
+    /// The driver hands back the next frame's buffer marked erroneous: never delivered, its
+    /// sequence number consumed (R5).
+    case bufferError
+    /// The driver refuses the next buffer handed back to it once; the retry succeeds (S11).
+    case requeueError
     /// Undoes every injected fault on the device.
     case clear
 }
