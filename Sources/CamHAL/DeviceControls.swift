@@ -7,15 +7,28 @@ import Foundation
 
 /// The kind of value a raw control holds: V4L2's control types, which other backends map onto.
 public enum DeviceControlType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// A signed 32-bit integer (V4L2_CTRL_TYPE_INTEGER).
     case integer = "int"
+    /// On or off, as 1 or 0 (V4L2_CTRL_TYPE_BOOLEAN).
     case boolean = "bool"
+    /// A choice among named entries, by index (V4L2_CTRL_TYPE_MENU).
     case menu
+    /// A choice among 64-bit integer entries, by index (V4L2_CTRL_TYPE_INTEGER_MENU).
     case integerMenu = "intmenu"
+    /// An action triggered by a write, with no value (V4L2_CTRL_TYPE_BUTTON).
     case button
+    /// A signed 64-bit integer (V4L2_CTRL_TYPE_INTEGER64).
     case integer64 = "int64"
+    /// A 32-bit set of bits, the valid ones in `maximum` (V4L2_CTRL_TYPE_BITMASK).
     case bitmask
+    /// Text whose length lies in minimum...maximum (V4L2_CTRL_TYPE_STRING).
     case string = "str"
-    case u8, u16, u32
+    /// An unsigned 8-bit integer (V4L2_CTRL_TYPE_U8).
+    case u8
+    /// An unsigned 16-bit integer (V4L2_CTRL_TYPE_U16).
+    case u16
+    /// An unsigned 32-bit integer (V4L2_CTRL_TYPE_U32).
+    case u32
     /// A width x height pair (V4L2_CTRL_TYPE_AREA).
     case area
     /// Any other compound type (codec parameters, HDR metadata...): listed, never settable here.
@@ -33,21 +46,31 @@ public struct DeviceControlFlags: OptionSet, Sendable, Hashable, Codable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// The control is permanently disabled and left out of listings (V4L2_CTRL_FLAG_DISABLED).
     public static let disabled = DeviceControlFlags(rawValue: 0x0001)
     /// Held by a streaming driver: writes fail until it stops (V4L2 EBUSY).
     public static let grabbed = DeviceControlFlags(rawValue: 0x0002)
+    /// The value can be read but not written (V4L2_CTRL_FLAG_READ_ONLY).
     public static let readOnly = DeviceControlFlags(rawValue: 0x0004)
     /// Changing it may change other controls.
     public static let update = DeviceControlFlags(rawValue: 0x0008)
     /// Has no effect now (its auto control is on); it can still be written.
     public static let inactive = DeviceControlFlags(rawValue: 0x0010)
+    /// Best shown as a slider (V4L2_CTRL_FLAG_SLIDER).
     public static let slider = DeviceControlFlags(rawValue: 0x0020)
+    /// The value can be written but not read (V4L2_CTRL_FLAG_WRITE_ONLY).
     public static let writeOnly = DeviceControlFlags(rawValue: 0x0040)
     /// The device changes the value by itself: every read asks the device again.
     public static let volatile = DeviceControlFlags(rawValue: 0x0080)
+    /// The value is passed by pointer, as for strings, arrays and compound types
+    /// (V4L2_CTRL_FLAG_HAS_PAYLOAD).
     public static let hasPayload = DeviceControlFlags(rawValue: 0x0100)
+    /// Writing acts even when the value does not change (V4L2_CTRL_FLAG_EXECUTE_ON_WRITE).
     public static let executeOnWrite = DeviceControlFlags(rawValue: 0x0200)
+    /// Changing it may change the buffer layout or format, so drivers usually mark it grabbed
+    /// while streaming (V4L2_CTRL_FLAG_MODIFY_LAYOUT).
     public static let modifyLayout = DeviceControlFlags(rawValue: 0x0400)
+    /// An array whose number of elements can change (V4L2_CTRL_FLAG_DYNAMIC_ARRAY).
     public static let dynamicArray = DeviceControlFlags(rawValue: 0x0800)
 
     /// The flags as v4l2-ctl 1.22 prints them (`read-only, volatile`; unnamed bits in hex).
@@ -77,6 +100,8 @@ public struct DeviceControlMenuEntry: Sendable, Hashable, Codable {
     /// An integer menu entry's number; nil for a text menu.
     public var value: Int64?
 
+    /// Creates the entry for control value `index`, with its `name` (text menu) or `value`
+    /// (integer menu).
     public init(index: Int64, name: String? = nil, value: Int64? = nil) {
         self.index = index
         self.name = name
@@ -89,11 +114,14 @@ public enum DeviceControlValue: Sendable, Hashable, Codable, CustomStringConvert
     /// Integer, 64-bit integer, boolean (0 or 1), menu and integer-menu index, bitmask, and
     /// scalar u8/u16/u32 controls.
     case integer(Int64)
+    /// A string control's text.
     case string(String)
+    /// An area control's width and height.
     case area(width: UInt32, height: UInt32)
     /// No readable value: a button, a write-only control, an array.
     case none
 
+    /// The integer value; nil for any other case.
     public var integer: Int64? { if case .integer(let v) = self { return v } else { return nil } }
 
     public var description: String {
@@ -115,18 +143,23 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
     public var name: String
     /// The driver's own name (`Brightness`, `White Balance, Automatic`).
     public var displayName: String
+    /// The kind of value the control holds.
     public var type: DeviceControlType
     /// The driver's type number (V4L2_CTRL_TYPE_*), for types this API has no case for.
     public var typeCode: UInt32
     /// For strings: the length range; for bitmasks, `maximum` holds the valid bits.
     public var minimum: Int64
+    /// The largest value (for strings the longest length, for bitmasks the valid bits).
     public var maximum: Int64
+    /// The step between valid values from `minimum` (for strings, between lengths).
     public var step: UInt64
+    /// The driver's default value.
     public var defaultValue: Int64
     /// Array dimensions; empty for a single value.
     public var dimensions: [UInt32]
     /// The valid entries of a menu or integer menu (gaps left out, as the driver skips them).
     public var menu: [DeviceControlMenuEntry]
+    /// The control's V4L2_CTRL_FLAG_* flags.
     public var flags: DeviceControlFlags
     /// The control class, as the driver names it (`User Controls`, `Camera Controls`).
     public var group: String
@@ -136,6 +169,8 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
     /// nil: an owned control is read-only here so the session's state and the device agree (X6).
     public var ownedBy: String?
 
+    /// Creates a descriptor; `name` is derived from `displayName` (`name(derivedFrom:)`). The other
+    /// parameters set the properties of the same names.
     public init(
         id: UInt32, displayName: String, type: DeviceControlType, typeCode: UInt32 = 0, minimum: Int64 = 0, maximum: Int64 = 0,
         step: UInt64 = 0, defaultValue: Int64 = 0, dimensions: [UInt32] = [], menu: [DeviceControlMenuEntry] = [],
@@ -323,16 +358,22 @@ public struct DeviceControlChange: Sendable, Hashable, CustomStringConvertible {
     public struct Kind: OptionSet, Sendable, Hashable {
         public let rawValue: UInt32
         public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// The value changed (V4L2_EVENT_CTRL_CH_VALUE).
         public static let value = Kind(rawValue: 1)
+        /// The flags changed (V4L2_EVENT_CTRL_CH_FLAGS).
         public static let flags = Kind(rawValue: 2)
+        /// The minimum, maximum, step or default changed (V4L2_EVENT_CTRL_CH_RANGE).
         public static let range = Kind(rawValue: 4)
     }
 
     /// The control as it is now (value, flags and range after the change).
     public var control: DeviceControl
+    /// What changed.
     public var kind: Kind
+    /// The changed control's stable name.
     public var name: String { control.name }
 
+    /// Creates a change of `control` (as it is now) of the given `kind`.
     public init(control: DeviceControl, kind: Kind) {
         self.control = control
         self.kind = kind
@@ -366,11 +407,14 @@ public protocol DeviceControlBackend: CameraBackend {
 /// A backend that can change a raw control the way another process would, for the conformance
 /// check of X7 (the virtual camera; on V4L2 the check runs `v4l2-ctl -c` instead).
 public protocol ExternalControlWriter: Sendable {
+    /// Sets the control `name` of device `deviceID` to `value` from outside the `DeviceControls` API,
+    /// as another process would, so the X7 check can see `DeviceControls.changes()` report it.
     func writeControlExternally(deviceID: String, name: String, value: Int64) throws(CameraError)
 }
 
 /// The controls of a device without any (a test source, a network camera): an empty list, not an error.
 public struct NoDeviceControls: DeviceControlDriver {
+    /// Creates the empty control set.
     public init() {}
     public func controls() throws(CameraError) -> [DeviceControl] { [] }
     public func refresh(_ control: DeviceControl) throws(CameraError) -> DeviceControl { control }
@@ -397,11 +441,13 @@ extension CameraBackend {
 /// session's snapshot and the device never disagree. `focus_absolute` stays writable: CamHAL has
 /// no lens-position state for it to contradict.
 public final class DeviceControls: Sendable {
+    /// The device whose controls these are.
     public let device: DeviceDescriptor
     let driver: any DeviceControlDriver
     /// The descriptors from the last listing, by name (a write re-asks the one control it touches).
     private let known = Locked<[String: DeviceControl]?>(nil)
 
+    /// Creates the controls of `device`, listed, read and written through `driver`.
     public init(device: DeviceDescriptor, driver: any DeviceControlDriver) {
         self.device = device
         self.driver = driver

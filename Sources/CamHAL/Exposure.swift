@@ -36,6 +36,7 @@ public struct ExposureCapabilities: Sendable, Hashable, Codable {
     public var durationRange: ClosedRange<Double>?
     /// Manual gains in `gainUnit`; nil when the gain cannot be set.
     public var gainRange: ClosedRange<Double>?
+    /// What the values of `gainRange` (and a setting's gain) mean on this device.
     public var gainUnit: GainUnit
     /// Exposure compensation in EV (CameraX's exposureCompensationRange times its step); nil
     /// when the device has no bias.
@@ -43,6 +44,9 @@ public struct ExposureCapabilities: Sendable, Hashable, Codable {
     /// The bias step in EV (CameraX's exposureCompensationStep), 0 when there is no bias.
     public var biasStep: Double
 
+    /// Creates the capabilities from the requestable `modes`, the settable `durationRange` in seconds,
+    /// the settable `gainRange` in `gainUnit`, and the EV `biasRange` and `biasStep` (nil ranges and a
+    /// 0 step for what the device cannot set).
     public init(
         modes: [ExposureMode], durationRange: ClosedRange<Double>? = nil, gainRange: ClosedRange<Double>? = nil,
         gainUnit: GainUnit = .multiplier, biasRange: ClosedRange<Double>? = nil, biasStep: Double = 0
@@ -68,6 +72,7 @@ public struct ExposureCapabilities: Sendable, Hashable, Codable {
 
 /// Exposure as requested by the core of a backend, and as the snapshot reports it (E3).
 public struct ExposureSettings: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// How the device chooses its exposure.
     public var mode: ExposureMode
     /// Exposure duration in seconds; nil when unknown or left as the device has it.
     public var duration: Double?
@@ -76,6 +81,8 @@ public struct ExposureSettings: Sendable, Hashable, Codable, CustomStringConvert
     /// Exposure compensation in EV, applied by the auto modes.
     public var bias: Double
 
+    /// Creates settings from a `mode` (continuous auto by default), a `duration` in seconds and a `gain`
+    /// (nil to leave them as the device has them), and a `bias` in EV.
     public init(mode: ExposureMode = .continuousAuto, duration: Double? = nil, gain: Double? = nil, bias: Double = 0) {
         self.mode = mode
         self.duration = duration

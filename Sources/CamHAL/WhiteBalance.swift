@@ -22,11 +22,17 @@ public enum WhiteBalanceMode: String, Sendable, Hashable, Codable, CaseIterable,
 public enum WhiteBalancePreset: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// Tungsten light (CameraX INCANDESCENT).
     case incandescent
+    /// Fluorescent light, about 4200 K (CameraX FLUORESCENT).
     case fluorescent
+    /// Warm fluorescent light, about 3000 K (CameraX WARM_FLUORESCENT).
     case warmFluorescent
+    /// Direct daylight, about 5500 K (CameraX DAYLIGHT).
     case daylight
+    /// Cloudy daylight, about 6500 K (CameraX CLOUDY_DAYLIGHT).
     case cloudy
+    /// Shade, about 7500 K (CameraX SHADE).
     case shade
+    /// Twilight, about 10000 K (CameraX TWILIGHT).
     case twilight
 
     /// The colour temperature of the illuminant, in Kelvin (Android's documented approximations).
@@ -54,6 +60,8 @@ public struct WhiteBalanceCapabilities: Sendable, Hashable, Codable {
     /// Settable colour temperatures in Kelvin; nil when the temperature cannot be set.
     public var temperatureRange: ClosedRange<Double>?
 
+    /// Creates the capabilities from the requestable `modes`, the `presets` the device takes and its
+    /// settable `temperatureRange` in Kelvin (nil when the temperature cannot be set).
     public init(modes: [WhiteBalanceMode], presets: [WhiteBalancePreset] = [], temperatureRange: ClosedRange<Double>? = nil) {
         self.modes = modes
         self.presets = presets
@@ -79,12 +87,15 @@ public struct WhiteBalanceCapabilities: Sendable, Hashable, Codable {
 
 /// White balance as requested of a backend, and as the snapshot reports it.
 public struct WhiteBalanceSettings: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// How the device chooses its white balance.
     public var mode: WhiteBalanceMode
     /// Set when `mode` is `preset`.
     public var preset: WhiteBalancePreset?
     /// The colour temperature in Kelvin; nil when unknown or left as the device has it.
     public var temperature: Double?
 
+    /// Creates settings from a `mode` (auto by default), the `preset` for `.preset` and a colour
+    /// `temperature` in Kelvin (nil to leave it as the device has it).
     public init(mode: WhiteBalanceMode = .auto, preset: WhiteBalancePreset? = nil, temperature: Double? = nil) {
         self.mode = mode
         self.preset = preset
