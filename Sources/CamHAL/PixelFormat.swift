@@ -59,6 +59,18 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let xbgr32 = code("XR24")
     /// 32-bit, byte order B, G, R, then alpha or padding (V4L2's deprecated `BGR32`; read as padding).
     public static let bgr32 = code("BGR4")
+    /// 32-bit, byte order R, G, B, then a padding byte (V4L2 `RGBX32`).
+    public static let rgbx32 = code("XB24")
+    /// 32-bit, byte order A, R, G, B (V4L2 `ARGB32`).
+    public static let argb32 = code("BA24")
+    /// 32-bit, byte order padding, R, G, B (V4L2 `XRGB32`).
+    public static let xrgb32 = code("BX24")
+    /// 32-bit, byte order alpha or padding, R, G, B (V4L2's deprecated `RGB32`; read as padding).
+    public static let rgb32 = code("RGB4")
+    /// 32-bit, byte order A, B, G, R (V4L2 `BGRA32`; not `.bgra`, which is V4L2 `ABGR32`).
+    public static let bgra32 = code("RA24")
+    /// 32-bit, byte order padding, B, G, R (V4L2 `BGRX32`).
+    public static let bgrx32 = code("RX24")
     /// 16-bit RGB 5:6:5, one little-endian word per pixel: red in bits 15-11, blue in bits 4-0.
     public static let rgb565 = code("RGBP")
     /// 16-bit gray, little-endian (V4L2 `Y16 `).
@@ -98,7 +110,7 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
         switch self {
         case .yuyv, .uyvy, .yvyu, .vyuy, .rgb565, .gray16: return 2
         case .rgb24, .bgr24: return 3
-        case .rgba, .bgra, .xbgr32, .bgr32: return 4
+        case .rgba, .bgra, .xbgr32, .bgr32, .rgbx32, .argb32, .xrgb32, .rgb32, .bgra32, .bgrx32: return 4
         case .gray8, .sbggr8, .sgbrg8, .sgrbg8, .srggb8: return 1
         default: return nil
         }

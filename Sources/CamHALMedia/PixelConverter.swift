@@ -18,8 +18,12 @@ public enum PixelConverter {
         case yuy2, uyvy
         /// 24-bit: bytes R, G, B (libyuv RAW) or B, G, R (libyuv RGB24).
         case raw, rgb24
-        /// 32-bit: bytes R, G, B, A (libyuv ABGR).
-        case abgr
+        /// 32-bit: bytes R, G, B, then alpha or, when `opaque`, a padding byte (libyuv ABGR).
+        case abgr(opaque: Bool)
+        /// 32-bit: bytes A (or padding), R, G, B (libyuv BGRA).
+        case bgra(opaque: Bool)
+        /// 32-bit: bytes A (or padding), B, G, R (libyuv RGBA).
+        case rgba(opaque: Bool)
         /// 32-bit: bytes B, G, R, then alpha or, when `opaque`, a padding byte (libyuv ARGB).
         case argb(opaque: Bool)
         /// 16-bit little-endian RGB 5:6:5.
@@ -45,7 +49,8 @@ public enum PixelConverter {
     /// The pixel formats `i420`, `rgba` and `luma` convert (besides MJPEG/JPEG, decoded first).
     public static let convertibleFormats: [PixelFormat] = [
         .nv12, .nv21, .nv16, .nv61, .nv24, .nv42, .i420, .yv12, .yuv422p, .yuyv, .uyvy, .yvyu, .vyuy,
-        .rgb24, .bgr24, .rgba, .bgra, .xbgr32, .bgr32, .rgb565, .gray8, .gray16,
+        .rgb24, .bgr24, .rgba, .bgra, .xbgr32, .bgr32, .rgbx32, .argb32, .xrgb32, .rgb32, .bgra32, .bgrx32,
+        .rgb565, .gray8, .gray16,
         .sbggr8, .sgbrg8, .sgrbg8, .srggb8,
     ]
 
@@ -128,7 +133,12 @@ public enum PixelConverter {
             switch format {
             case .rgb24: layout = .raw
             case .bgr24: layout = .rgb24
-            case .rgba: layout = .abgr
+            case .rgba: layout = .abgr(opaque: false)
+            case .rgbx32: layout = .abgr(opaque: true)
+            case .argb32: layout = .bgra(opaque: false)
+            case .xrgb32, .rgb32: layout = .bgra(opaque: true)
+            case .bgra32: layout = .rgba(opaque: false)
+            case .bgrx32: layout = .rgba(opaque: true)
             case .bgra: layout = .argb(opaque: false)
             case .xbgr32, .bgr32: layout = .argb(opaque: true)
             case .rgb565: layout = .rgb565
@@ -206,6 +216,8 @@ public enum PixelConverter {
         case .raw: status = RAWToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .rgb24: status = RGB24ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .abgr: status = ABGRToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .bgra: status = BGRAToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .rgba: status = RGBAToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .argb: status = ARGBToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .rgb565: status = RGB565ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .gray: status = I400ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
@@ -257,11 +269,20 @@ public enum PixelConverter {
         case .uyvy:
             try ok(UYVYToARGB(s.p0, s.s0, d, ds, w, h), "UYVYToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
-        case .abgr: status = ARGBCopy(s.p0, s.s0, d, ds, w, h)
+        case .abgr(let opaque):
+            try ok(ARGBCopy(s.p0, s.s0, d, ds, w, h), "ARGBCopy")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
         case .argb(let opaque):
             try ok(ARGBToABGR(s.p0, s.s0, d, ds, w, h), "ARGBToABGR")
-            // The fourth byte is padding: make the output opaque.
-            status = opaque ? opaqueAlphaTable.withUnsafeBufferPointer { ARGBColorTable(d, ds, $0.baseAddress, 0, 0, w, h) } : 0
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .bgra(let opaque):
+            // Bytes A, R, G, B to R, G, B, A.
+            try ok(ARGBShuffle(s.p0, s.s0, d, ds, [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12], w, h), "BGRA->ABGR")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .rgba(let opaque):
+            // Bytes A, B, G, R to R, G, B, A.
+            try ok(ARGBShuffle(s.p0, s.s0, d, ds, [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12], w, h), "RGBA->ABGR")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
         case .raw:
             try ok(RAWToARGB(s.p0, s.s0, d, ds, w, h), "RAWToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
@@ -308,6 +329,12 @@ public enum PixelConverter {
 
     /// A libyuv colour table (256 entries of B, G, R, A) that keeps colours and sets alpha to 255.
     static let opaqueAlphaTable: [UInt8] = (0..<1024).map { $0 % 4 == 3 ? 255 : UInt8($0 / 4) }
+
+    /// Sets the fourth byte of every 4-byte pixel to 255, in place: the source's fourth byte was
+    /// padding, not alpha.
+    static func makeOpaque(_ d: UnsafeMutablePointer<UInt8>, _ ds: Int32, _ w: Int32, _ h: Int32) -> Int32 {
+        opaqueAlphaTable.withUnsafeBufferPointer { ARGBColorTable(d, ds, $0.baseAddress, 0, 0, w, h) }
+    }
 
     /// Demosaics 8-bit Bayer (a raw sensor node, such as vimc's Raw Capture) into I420. libyuv has
     /// no Bayer conversion, so this is the one hand-written pixel loop: each 2x2 cell becomes one

@@ -65,12 +65,16 @@ final class HandMadeFrame {
                 let word = UInt16(s.r >> 3) << 11 | UInt16(s.g >> 2) << 5 | UInt16(s.b >> 3)
                 data += Array(repeating: [UInt8(word & 0xff), UInt8(word >> 8)], count: w).flatMap { $0 }
             }
-        case .xbgr32, .bgr32:
-            // Bytes B, G, R, then padding (0 here: the output must still be opaque).
+        case .xbgr32, .bgr32, .rgbx32, .xrgb32, .rgb32, .bgrx32, .argb32, .bgra32:
+            // Four bytes in the order of the V4L2 table: padding 0 (the output must still be
+            // opaque), alpha 255.
+            let order = [PixelFormat.xbgr32: "BGRX", .bgr32: "BGRX", .rgbx32: "RGBX", .xrgb32: "XRGB", .rgb32: "XRGB",
+                         .bgrx32: "XBGR", .argb32: "ARGB", .bgra32: "ABGR"][format] ?? ""
             bytesPerRow = 4 * w
             for row in 0..<h {
                 let s = swatch(row)
-                data += Array(repeating: [s.b, s.g, s.r, 0], count: w).flatMap { $0 }
+                let pixel: [UInt8] = order.map { c in c == "R" ? s.r : c == "G" ? s.g : c == "B" ? s.b : c == "A" ? 255 : 0 }
+                data += Array(repeating: pixel, count: w).flatMap { $0 }
             }
         default:
             throw CameraError.unsupported("no hand-made \(format) frame")
@@ -90,7 +94,7 @@ func near(_ a: UInt8, _ b: UInt8, _ tolerance: Int) -> Bool { abs(Int(a) - Int(b
 @Suite("Pixel formats libyuv converts (issue 10): known colours in each V4L2 byte layout")
 struct PixelFormatConversionTests {
     static let yuvFormats: [PixelFormat] = [.yvyu, .vyuy, .yuyv, .uyvy, .nv12, .nv21, .nv16, .nv61, .nv24, .nv42, .i420, .yv12, .yuv422p]
-    static let rgbFormats: [PixelFormat] = [.rgb565, .xbgr32, .bgr32]
+    static let rgbFormats: [PixelFormat] = [.rgb565, .xbgr32, .bgr32, .rgbx32, .xrgb32, .rgb32, .bgrx32, .argb32, .bgra32]
 
     /// Checks the RGBA, I420 and luma conversions at the middle of the top (red) and bottom (blue) half.
     func check(_ format: PixelFormat, rgbTolerance: Int, yuvTolerance: Int) throws {

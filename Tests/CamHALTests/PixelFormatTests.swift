@@ -38,6 +38,7 @@ struct PixelFormatTests {
         let expected: [(PixelFormat, String)] = [
             (.xbgr32, "XR24"), (.bgr32, "BGR4"), (.rgb565, "RGBP"), (.yvyu, "YVYU"), (.vyuy, "VYUY"), (.yv12, "YV12"),
             (.yuv422p, "422P"), (.nv16, "NV16"), (.nv61, "NV61"), (.nv24, "NV24"), (.nv42, "NV42"),
+            (.rgbx32, "XB24"), (.argb32, "BA24"), (.xrgb32, "BX24"), (.rgb32, "RGB4"), (.bgra32, "RA24"), (.bgrx32, "RX24"),
         ]
         for (format, text) in expected { #expect(format.rawValue == code(text), "\(text)") }
     }
