@@ -76,6 +76,10 @@ extension Camera {
             $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
             $0.accepting = true
         }
+        if fallbackWarning == nil, let want = configuration.stream.pixelFormat, binding.format.pixelFormat != want {
+            // The request's pixel format is not offered: say what streams instead.
+            fallbackWarning = .formatUnavailable(requested: want, chosen: binding.format.pixelFormat)
+        }
         live.bindingWarning = fallbackWarning
         startWatchdog()
         emit()

@@ -259,8 +259,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     // MARK: Reading state
 
     public var device: DeviceDescriptor { selectedDevice.value }
-    /// What the device this session has open can do (K1); after a facing switch, the new device.
-    /// For every device of the backend use `backend.capabilities()`.
+    /// What the one device this session has open can do (K1): `devices` holds that device alone,
+    /// so a facing without a device here may still exist on another device. After a facing switch
+    /// it is the new device. For every device of the backend (the view to choose a facing or a
+    /// camera from) use `backend.capabilities()`, e.g. `try camera.backend.capabilities()`.
     public var capabilities: CameraCapabilities { CameraCapabilities(device: device) }
     public var currentState: CameraState { channel.withLock { $0.state } }
     /// The format the current binding really streams; nil when not bound.

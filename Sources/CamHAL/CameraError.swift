@@ -91,6 +91,9 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The device reported a stream error it stays present through (its queue failed, a buffer
     /// could not be handed back); the session restarts the stream as for an interruption (S11).
     case streamError(String)
+    /// The device does not offer the pixel format the session's configuration asked for; it
+    /// streams `chosen` instead (what `StreamRequest.choose` picked).
+    case formatUnavailable(requested: PixelFormat, chosen: PixelFormat)
 
     /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
@@ -101,6 +104,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .invalidArgument: return "invalidArgument"
         case .framesDropped: return "framesDropped"
         case .streamError: return "streamError"
+        case .formatUnavailable: return "formatUnavailable"
         }
     }
 
@@ -112,6 +116,8 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .invalidArgument(let name, let value): return "ignored invalid \(name) '\(value)'"
         case .framesDropped(let n): return "\(n) frames dropped"
         case .streamError(let what): return "stream error: \(what)"
+        case .formatUnavailable(let requested, let chosen):
+            return "pixel format \(requested) not offered by the device; streaming \(chosen)"
         }
     }
 }

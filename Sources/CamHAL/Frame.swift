@@ -144,19 +144,26 @@ public struct FrameMetadata: Sendable, Hashable {
 
 extension FramePlane {
     /// The planes of a frame whose planes are packed one after another in one buffer, as V4L2
-    /// single-planar and PipeWire single-block buffers carry them: NV12/NV21 give the luma plane
-    /// and the interleaved chroma plane, I420 luma, U and V (chroma rows half as long). Packed and
-    /// compressed formats, and a buffer too short for its planes, give `whole` alone.
+    /// single-planar and PipeWire single-block buffers carry them, in memory order:
+    /// - NV12/NV21 (4:2:0), NV16/NV61 (4:2:2), NV24/NV42 (4:4:4): luma, then the interleaved chroma
+    ///   plane (rows of `bytesPerRow`, or twice that for 4:4:4; half as many rows for 4:2:0);
+    /// - I420 and YV12 (4:2:0), 422P (4:2:2): luma, then two chroma planes whose rows are half as
+    ///   long (I420 and 422P: U then V; YV12: V then U).
+    /// Packed and compressed formats, and a buffer too short for its planes, give `whole` alone.
     public static func split(_ whole: FramePlane, format: PixelFormat, height: Int) -> [FramePlane] {
         let bpl = whole.bytesPerRow, base = whole.baseAddress, used = whole.length
+        let y = bpl * height
+        let chromaRows = (height + 1) / 2
         switch format {
-        case .nv12, .nv21:
-            let y = bpl * height
-            guard used >= y else { return [whole] }
+        case .nv12, .nv21, .nv16, .nv61, .nv24, .nv42:
+            let chromaBPL = format == .nv24 || format == .nv42 ? 2 * bpl : bpl
+            let rows = format == .nv12 || format == .nv21 ? chromaRows : height
+            guard used >= y + chromaBPL * rows else { return [whole] }
             return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
-                    FramePlane(baseAddress: base + y, length: used - y, bytesPerRow: bpl)]
-        case .i420:
-            let y = bpl * height, c = (bpl / 2) * ((height + 1) / 2)
+                    FramePlane(baseAddress: base + y, length: used - y, bytesPerRow: chromaBPL)]
+        case .i420, .yv12, .yuv422p:
+            let rows = format == .yuv422p ? height : chromaRows
+            let c = (bpl / 2) * rows
             guard used >= y + 2 * c else { return [whole] }
             return [FramePlane(baseAddress: base, length: y, bytesPerRow: bpl),
                     FramePlane(baseAddress: base + y, length: c, bytesPerRow: bpl / 2),

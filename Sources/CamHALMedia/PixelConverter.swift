@@ -7,56 +7,149 @@ import CamHAL
 /// owned image. Rectangles are in frame-buffer pixels; pass `frame.visibleRect` to honour the zoom
 /// crop the core applies in the frame path.
 public enum PixelConverter {
-    /// Pointers to the top-left of `rect` in each plane of a frame, with their strides.
+    /// How libyuv reads a source once the frame's FourCC is mapped onto libyuv's names (libyuv
+    /// names by little-endian words: its ARGB is bytes B, G, R, A).
+    enum Layout: Equatable {
+        /// Luma plane and interleaved chroma plane, U first (NV12) or V first (NV21), 4:2:0.
+        case nv12, nv21
+        /// Luma, U and V planes: 4:2:0, 4:2:2, 4:4:4.
+        case i420, i422, i444
+        /// Packed 4:2:2: bytes Y0, U, Y1, V (YUY2) or U, Y0, V, Y1 (UYVY).
+        case yuy2, uyvy
+        /// 24-bit: bytes R, G, B (libyuv RAW) or B, G, R (libyuv RGB24).
+        case raw, rgb24
+        /// 32-bit: bytes R, G, B, then alpha or, when `opaque`, a padding byte (libyuv ABGR).
+        case abgr(opaque: Bool)
+        /// 32-bit: bytes A (or padding), R, G, B (libyuv BGRA).
+        case bgra(opaque: Bool)
+        /// 32-bit: bytes A (or padding), B, G, R (libyuv RGBA).
+        case rgba(opaque: Bool)
+        /// 32-bit: bytes B, G, R, then alpha or, when `opaque`, a padding byte (libyuv ARGB).
+        case argb(opaque: Bool)
+        /// 16-bit little-endian RGB 5:6:5.
+        case rgb565
+        /// 8-bit gray.
+        case gray
+    }
+
+    /// Pointers to the top-left of `rect` in each plane libyuv reads, with their strides (in
+    /// bytes). Formats libyuv cannot read directly were first rewritten into `scratch`.
     struct Source {
+        var layout: Layout
         var p0: UnsafePointer<UInt8>
         var s0: Int32
         var p1: UnsafePointer<UInt8>?
         var s1: Int32 = 0
         var p2: UnsafePointer<UInt8>?
         var s2: Int32 = 0
+        /// Buffers the pointers may point into, kept alive with the source.
+        var scratch: [PackedImage] = []
+    }
+
+    /// The pixel formats `i420`, `rgba` and `luma` convert (besides MJPEG/JPEG, decoded first).
+    public static let convertibleFormats: [PixelFormat] = [
+        .nv12, .nv21, .nv16, .nv61, .nv24, .nv42, .i420, .yv12, .yuv422p, .yuyv, .uyvy, .yvyu, .vyuy,
+        .rgb24, .bgr24, .rgba, .bgra, .xbgr32, .bgr32, .rgbx32, .argb32, .xrgb32, .rgb32, .bgra32, .bgrx32,
+        .rgb565, .gray8, .gray16,
+        .sbggr8, .sgbrg8, .sgrbg8, .srggb8,
+    ]
+
+    /// A plane of `width` x `height` bytes owned by the caller's source.
+    private static func plane(_ width: Int, _ height: Int) -> PackedImage {
+        PackedImage(format: .gray8, width: max(1, width), height: max(1, height))
     }
 
     static func source(_ frame: Frame, _ rect: PixelRect) throws(CameraError) -> Source {
-        guard let first = frame.planes.first else {
-            throw CameraError.invalidArgument(name: "frame", value: frame.description, reason: "frame has no planes")
+        let format = frame.format
+        let planes = frame.planes.count == 1 ? FramePlane.split(frame.planes[0], format: format, height: frame.height) : frame.planes
+        func need(_ count: Int) throws(CameraError) {
+            guard planes.count >= count else {
+                throw CameraError.invalidArgument(
+                    name: "frame", value: frame.description,
+                    reason: "\(format) needs \(count) planes, the frame has \(planes.count) (a buffer too short for its planes?)")
+            }
         }
-        let base = first.baseAddress.assumingMemoryBound(to: UInt8.self)
-        let bpr = first.bytesPerRow
-        switch frame.format {
+        try need(1)
+        /// The byte at column `x` (in bytes) of row `y` of plane `i`, and the plane's stride.
+        func at(_ i: Int, _ x: Int, _ y: Int) -> (UnsafePointer<UInt8>, Int32) {
+            let p = planes[i]
+            return (p.baseAddress.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow + x, Int32(p.bytesPerRow))
+        }
+        let w = rect.width, h = rect.height, cx = rect.x / 2, cy = rect.y / 2
+        let (y0, ys) = at(0, rect.x, rect.y)
+        switch format {
         case .nv12, .nv21:
-            let uvBase: UnsafePointer<UInt8>
-            let uvStride: Int
-            if frame.planes.count > 1 {
-                uvBase = frame.planes[1].baseAddress.assumingMemoryBound(to: UInt8.self)
-                uvStride = frame.planes[1].bytesPerRow
-            } else {
-                uvBase = base + bpr * frame.height
-                uvStride = bpr
+            try need(2)
+            let (uv, uvs) = at(1, cx * 2, cy)
+            return Source(layout: format == .nv12 ? .nv12 : .nv21, p0: y0, s0: ys, p1: uv, s1: uvs)
+        case .i420, .yv12, .yuv422p:
+            try need(3)
+            let crow = format == .yuv422p ? rect.y : cy
+            var (u, us) = at(1, cx, crow), (v, vs) = at(2, cx, crow)
+            if format == .yv12 { swap(&u, &v); swap(&us, &vs) }
+            return Source(layout: format == .yuv422p ? .i422 : .i420, p0: y0, s0: ys, p1: u, s1: us, p2: v, s2: vs)
+        case .nv16, .nv61, .nv24, .nv42:
+            // libyuv reads no 4:2:2 or 4:4:4 semi-planar format: split the chroma into planes.
+            try need(2)
+            let full = format == .nv24 || format == .nv42
+            let (uv, uvs) = at(1, full ? rect.x * 2 : cx * 2, rect.y)
+            let cw = full ? w : (w + 1) / 2
+            let u = plane(cw, h), v = plane(cw, h)
+            let (first, second) = format == .nv16 || format == .nv24 ? (u, v) : (v, u)
+            SplitUVPlane(uv, uvs, first.storage, Int32(first.bytesPerRow), second.storage, Int32(second.bytesPerRow), Int32(cw), Int32(h))
+            return Source(layout: full ? .i444 : .i422, p0: y0, s0: ys, p1: u.storage, s1: Int32(u.bytesPerRow),
+                          p2: v.storage, s2: Int32(v.bytesPerRow), scratch: [u, v])
+        case .yuyv, .uyvy, .yvyu, .vyuy:
+            // Start on a whole Y0 C Y1 C group, so the chroma bytes stay chroma.
+            let (p, s) = at(0, (rect.x & ~1) * 2, rect.y)
+            switch format {
+            case .yuyv: return Source(layout: .yuy2, p0: p, s0: s)
+            case .uyvy: return Source(layout: .uyvy, p0: p, s0: s)
+            default:
+                // YVYU and VYUY are YUY2 and UYVY with U and V swapped: libyuv unpacks them to
+                // I422 with its U and V outputs exchanged.
+                let yp = plane(w, h), u = plane((w + 1) / 2, h), v = plane((w + 1) / 2, h)
+                let status = format == .yvyu
+                    ? YUY2ToI422(p, s, yp.storage, Int32(yp.bytesPerRow), v.storage, Int32(v.bytesPerRow), u.storage, Int32(u.bytesPerRow), Int32(w), Int32(h))
+                    : UYVYToI422(p, s, yp.storage, Int32(yp.bytesPerRow), v.storage, Int32(v.bytesPerRow), u.storage, Int32(u.bytesPerRow), Int32(w), Int32(h))
+                try ok(status, "\(format)->I422")
+                return Source(layout: .i422, p0: yp.storage, s0: Int32(yp.bytesPerRow), p1: u.storage, s1: Int32(u.bytesPerRow),
+                              p2: v.storage, s2: Int32(v.bytesPerRow), scratch: [yp, u, v])
             }
-            return Source(p0: base + rect.y * bpr + rect.x, s0: Int32(bpr),
-                          p1: uvBase + (rect.y / 2) * uvStride + (rect.x / 2) * 2, s1: Int32(uvStride))
-        case .i420:
-            let cs: Int, u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>, vs: Int
-            if frame.planes.count >= 3 {
-                u = frame.planes[1].baseAddress.assumingMemoryBound(to: UInt8.self)
-                cs = frame.planes[1].bytesPerRow
-                v = frame.planes[2].baseAddress.assumingMemoryBound(to: UInt8.self)
-                vs = frame.planes[2].bytesPerRow
-            } else {
-                cs = (bpr + 1) / 2
-                vs = cs
-                u = base + bpr * frame.height
-                v = u + cs * ((frame.height + 1) / 2)
+        case .gray16:
+            // Little-endian 16-bit gray to 8 bits: the high byte (value * 256 >> 16). libyuv
+            // counts 16-bit strides in samples.
+            let (p, s) = at(0, rect.x * 2, rect.y)
+            guard Int(bitPattern: p) % 2 == 0, s % 2 == 0 else {
+                throw CameraError.invalidArgument(name: "frame", value: frame.description, reason: "16-bit gray rows are not 2-byte aligned")
             }
-            let cx = rect.x / 2, cy = rect.y / 2
-            return Source(p0: base + rect.y * bpr + rect.x, s0: Int32(bpr),
-                          p1: u + cy * cs + cx, s1: Int32(cs), p2: v + cy * vs + cx, s2: Int32(vs))
+            let g = plane(w, h)
+            p.withMemoryRebound(to: UInt16.self, capacity: 1) {
+                Convert16To8Plane($0, s / 2, g.storage, Int32(g.bytesPerRow), 256, Int32(w), Int32(h))
+            }
+            return Source(layout: .gray, p0: g.storage, s0: Int32(g.bytesPerRow), scratch: [g])
         default:
-            guard let bpp = frame.format.packedBytesPerPixel else {
-                throw CameraError.unsupported("pixel format \(frame.format) cannot be converted (frame \(frame.sequence))")
+            let layout: Layout
+            switch format {
+            case .rgb24: layout = .raw
+            case .bgr24: layout = .rgb24
+            case .rgba: layout = .abgr(opaque: false)
+            case .rgbx32: layout = .abgr(opaque: true)
+            case .argb32: layout = .bgra(opaque: false)
+            case .xrgb32, .rgb32: layout = .bgra(opaque: true)
+            case .bgra32: layout = .rgba(opaque: false)
+            case .bgrx32: layout = .rgba(opaque: true)
+            case .bgra: layout = .argb(opaque: false)
+            case .xbgr32, .bgr32: layout = .argb(opaque: true)
+            case .rgb565: layout = .rgb565
+            case .gray8: layout = .gray
+            default: throw CameraError.unsupported("pixel format \(format) cannot be converted (frame \(frame.sequence))")
             }
-            return Source(p0: base + rect.y * bpr + rect.x * bpp, s0: Int32(bpr))
+            guard let bpp = format.packedBytesPerPixel else {
+                throw CameraError.unsupported("pixel format \(format) cannot be converted (frame \(frame.sequence))")
+            }
+            let (p, s) = at(0, rect.x * bpp, rect.y)
+            return Source(layout: layout, p0: p, s0: s)
         }
     }
 
@@ -112,19 +205,24 @@ public enum PixelConverter {
         let dy = d.y, du = d.u, dv = d.v, sy = Int32(d.strideY), suv = Int32(d.strideUV)
         let w = Int32(r.width), h = Int32(r.height)
         let status: Int32
-        switch frame.format {
+        switch s.layout {
         case .nv12: status = NV12ToI420(s.p0, s.s0, s.p1, s.s1, dy, sy, du, suv, dv, suv, w, h)
         case .nv21: status = NV21ToI420(s.p0, s.s0, s.p1, s.s1, dy, sy, du, suv, dv, suv, w, h)
         case .i420: status = I420Copy(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, dy, sy, du, suv, dv, suv, w, h)
-        case .yuyv: status = YUY2ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .i422: status = I422ToI420(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, dy, sy, du, suv, dv, suv, w, h)
+        case .i444: status = I444ToI420(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, dy, sy, du, suv, dv, suv, w, h)
+        case .yuy2: status = YUY2ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         case .uyvy: status = UYVYToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        case .rgb24: status = RAWToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        case .bgr24: status = RGB24ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        case .rgba: status = ABGRToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        case .bgra: status = ARGBToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        case .gray8: status = I400ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
-        default: throw CameraError.unsupported("pixel format \(frame.format) cannot be converted to I420")
+        case .raw: status = RAWToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .rgb24: status = RGB24ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .abgr: status = ABGRToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .bgra: status = BGRAToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .rgba: status = RGBAToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .argb: status = ARGBToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .rgb565: status = RGB565ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
+        case .gray: status = I400ToI420(s.p0, s.s0, dy, sy, du, suv, dv, suv, w, h)
         }
+        withExtendedLifetime(s.scratch) {}
         try ok(status, "\(frame.format)->I420")
         return d
     }
@@ -158,28 +256,45 @@ public enum PixelConverter {
         let s = try source(frame, r)
         let d = out.storage, ds = Int32(out.bytesPerRow), w = Int32(r.width), h = Int32(r.height)
         let status: Int32
-        switch frame.format {
+        switch s.layout {
         case .nv12: status = NV12ToABGR(s.p0, s.s0, s.p1, s.s1, d, ds, w, h)
         case .nv21: status = NV21ToABGR(s.p0, s.s0, s.p1, s.s1, d, ds, w, h)
         case .i420: status = I420ToABGR(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, d, ds, w, h)
-        case .yuyv:
+        case .i422: status = I422ToABGR(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, d, ds, w, h)
+        case .i444: status = I444ToABGR(s.p0, s.s0, s.p1, s.s1, s.p2, s.s2, d, ds, w, h)
+        case .yuy2:
             // libyuv has no YUY2->ABGR: convert to B,G,R,A and swap R/B in place.
             try ok(YUY2ToARGB(s.p0, s.s0, d, ds, w, h), "YUY2ToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
         case .uyvy:
             try ok(UYVYToARGB(s.p0, s.s0, d, ds, w, h), "UYVYToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
-        case .rgba: status = ARGBCopy(s.p0, s.s0, d, ds, w, h)
-        case .bgra: status = ARGBToABGR(s.p0, s.s0, d, ds, w, h)
-        case .rgb24:
+        case .abgr(let opaque):
+            try ok(ARGBCopy(s.p0, s.s0, d, ds, w, h), "ARGBCopy")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .argb(let opaque):
+            try ok(ARGBToABGR(s.p0, s.s0, d, ds, w, h), "ARGBToABGR")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .bgra(let opaque):
+            // Bytes A, R, G, B to R, G, B, A.
+            try ok(ARGBShuffle(s.p0, s.s0, d, ds, [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12], w, h), "BGRA->ABGR")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .rgba(let opaque):
+            // Bytes A, B, G, R to R, G, B, A.
+            try ok(ARGBShuffle(s.p0, s.s0, d, ds, [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12], w, h), "RGBA->ABGR")
+            status = opaque ? makeOpaque(d, ds, w, h) : 0
+        case .raw:
             try ok(RAWToARGB(s.p0, s.s0, d, ds, w, h), "RAWToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
-        case .bgr24:
+        case .rgb24:
             try ok(RGB24ToARGB(s.p0, s.s0, d, ds, w, h), "RGB24ToARGB")
             status = ARGBToABGR(d, ds, d, ds, w, h)
-        case .gray8: status = J400ToARGB(s.p0, s.s0, d, ds, w, h)
-        default: throw CameraError.unsupported("pixel format \(frame.format) cannot be converted to RGBA")
+        case .rgb565:
+            try ok(RGB565ToARGB(s.p0, s.s0, d, ds, w, h), "RGB565ToARGB")
+            status = ARGBToABGR(d, ds, d, ds, w, h)
+        case .gray: status = J400ToARGB(s.p0, s.s0, d, ds, w, h)
         }
+        withExtendedLifetime(s.scratch) {}
         try ok(status, "\(frame.format)->RGBA")
     }
 
@@ -192,17 +307,33 @@ public enum PixelConverter {
         let r = rect ?? frame.visibleRect
         try check(r, in: frame)
         let out = PackedImage(format: .gray8, width: r.width, height: r.height)
-        let s = try source(frame, r)
         let d = out.storage, ds = Int32(out.bytesPerRow), w = Int32(r.width), h = Int32(r.height)
-        switch frame.format {
-        case .nv12, .nv21, .i420, .gray8: CopyPlane(s.p0, s.s0, d, ds, w, h)
-        case .yuyv: YUY2ToY(s.p0, s.s0, d, ds, w, h)
+        if frame.format.isBayer {
+            // A mosaic has no luma plane: demosaic first.
+            let i = try convertToI420(frame, r)
+            CopyPlane(i.y, Int32(i.strideY), d, ds, w, h)
+            return out
+        }
+        let s = try source(frame, r)
+        switch s.layout {
+        case .nv12, .nv21, .i420, .i422, .i444, .gray: CopyPlane(s.p0, s.s0, d, ds, w, h)
+        case .yuy2: YUY2ToY(s.p0, s.s0, d, ds, w, h)
         case .uyvy: UYVYToY(s.p0, s.s0, d, ds, w, h)
         default:
             let i = try convertToI420(frame, r)
             CopyPlane(i.y, Int32(i.strideY), d, ds, w, h)
         }
+        withExtendedLifetime(s.scratch) {}
         return out
+    }
+
+    /// A libyuv colour table (256 entries of B, G, R, A) that keeps colours and sets alpha to 255.
+    static let opaqueAlphaTable: [UInt8] = (0..<1024).map { $0 % 4 == 3 ? 255 : UInt8($0 / 4) }
+
+    /// Sets the fourth byte of every 4-byte pixel to 255, in place: the source's fourth byte was
+    /// padding, not alpha.
+    static func makeOpaque(_ d: UnsafeMutablePointer<UInt8>, _ ds: Int32, _ w: Int32, _ h: Int32) -> Int32 {
+        opaqueAlphaTable.withUnsafeBufferPointer { ARGBColorTable(d, ds, $0.baseAddress, 0, 0, w, h) }
     }
 
     /// Demosaics 8-bit Bayer (a raw sensor node, such as vimc's Raw Capture) into I420. libyuv has

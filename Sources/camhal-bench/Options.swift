@@ -73,8 +73,8 @@ struct Options {
             case "--device": device = try v()
             case "--format":
                 let f = try v()
-                guard (1...4).contains(f.utf8.count), let p = PixelFormat(fourCC: f.padding(toLength: 4, withPad: " ", startingAt: 0)) else {
-                    throw BenchError("option --format: '\(f)' is not a FourCC (e.g. YUYV, NV12, MJPG)")
+                guard let p = PixelFormat(fourCC: f) else {
+                    throw BenchError("option --format: '\(f)' is not a FourCC (e.g. YUYV, NV12, MJPG, Y16, XR15-BE)")
                 }
                 format = p
             case "--size":

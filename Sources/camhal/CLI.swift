@@ -89,12 +89,13 @@ struct Arguments {
         return s
     }
 
-    /// A pixel format FourCC option, or a `UsageError` naming the bad value. Codes shorter than four
-    /// characters are padded with spaces, so `Y16` (as `camhal probe` prints it) means `Y16 `.
+    /// A pixel format FourCC option, or a `UsageError` naming the bad value. Codes as `camhal probe`
+    /// prints them: shorter ones are padded with spaces (`Y16` means `Y16 `), and `XR15-BE` is the
+    /// big-endian variant.
     func fourCC(_ name: String) throws -> PixelFormat? {
         guard let v = values[name] else { return nil }
         guard let p = Self.parseFourCC(v) else {
-            throw UsageError("option --\(name): '\(v)' is not a FourCC (1 to 4 ASCII characters, e.g. YUYV, NV12, MJPG, Y16)")
+            throw UsageError("option --\(name): '\(v)' is not a FourCC (1 to 4 ASCII characters, optionally -BE, e.g. YUYV, NV12, MJPG, Y16, XR15-BE)")
         }
         return p
     }
@@ -106,11 +107,9 @@ struct Arguments {
         return Size(width: w, height: h)
     }
 
-    /// The CLI's one FourCC parser: 1 to 4 printable ASCII characters, padded with spaces to four.
-    static func parseFourCC(_ text: String) -> PixelFormat? {
-        guard (1...4).contains(text.utf8.count), text.first != " " else { return nil }
-        return PixelFormat(fourCC: text.padding(toLength: 4, withPad: " ", startingAt: 0))
-    }
+    /// The CLI's one FourCC parser: `PixelFormat(fourCC:)` (1 to 4 printable ASCII characters,
+    /// padded with spaces, optionally `-BE`).
+    static func parseFourCC(_ text: String) -> PixelFormat? { PixelFormat(fourCC: text) }
 }
 
 extension CameraError {

@@ -215,6 +215,9 @@ struct CLIParserTests {
         #expect(Arguments.parseFourCC("Y16") == PixelFormat(fourCC: "Y16 "))
         #expect(Arguments.parseFourCC("Y16 ") == PixelFormat(fourCC: "Y16 "))
         #expect(Arguments.parseFourCC("Y16")?.fourCC == "Y16")
+        // A big-endian variant as probe prints it (V4L2_PIX_FMT_XRGB555X: 'XR15' | 1 << 31).
+        #expect(Arguments.parseFourCC("XR15-BE")?.rawValue == (PixelFormat(fourCC: "XR15")?.rawValue ?? 0) | 1 << 31)
+        #expect(Arguments.parseFourCC("XR15-BE")?.fourCC == "XR15-BE")
         for bad in ["", "YUYV2", " Y16", "Ü16"] { #expect(Arguments.parseFourCC(bad) == nil, "'\(bad)'") }
     }
 
