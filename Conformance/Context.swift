@@ -55,6 +55,19 @@ public final class ConformanceContext: @unchecked Sendable {
     /// Fault injection and device-side observation, when the backend offers them.
     public var hooks: (any TestHooks)? { backend as? any TestHooks }
 
+    /// A session started at 1.5x zoom (or the device's maximum below it), recorded from its
+    /// creation: for checks that a recovery re-applies the desired zoom (S8, S11a). Returns the
+    /// camera, its recorder, the zoom asked for and the count of snapshots before the fault.
+    func startZoomedForRecovery() async throws -> (Camera, StateRecorder, Double, Int) {
+        let cam = openCamera()
+        let rec = StateRecorder(cam)
+        let range = CameraCapabilities(device: device).zoomRange(for: device.facing) ?? 1...1
+        let want = min(1.5, range.upperBound)
+        cam.setZoomRatio(want)
+        try await startAndWaitForPreview(cam, recorder: rec)
+        return (cam, rec, want, rec.all.count)
+    }
+
     /// Seconds to wait for something that normally takes `seconds` on a fast machine.
     public func timeout(_ seconds: Double) -> Double { seconds * timeScale }
 

@@ -13,13 +13,7 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
         guard let faults = ctx.injector(for: .streamError) else {
             return .skip("no way to make this device fail its stream from a test (the virtual camera's hooks and vivid's error injection can)")
         }
-        let cam = ctx.openCamera()
-        let rec = StateRecorder(cam)
-        let range = CameraCapabilities(device: ctx.device).zoomRange(for: ctx.device.facing) ?? 1...1
-        let want = min(1.5, range.upperBound)
-        cam.setZoomRatio(want)
-        try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        let mark = rec.all.count
+        let (cam, rec, want, mark) = try await ctx.startZoomedForRecovery()
         try await faults.inject(.streamError)
         guard let warned = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "streamError" || $0.status == .error }) else {
             throw CheckFailure(reason: "no streamError warning after the driver failed the stream: \(cam.currentState)")

@@ -266,13 +266,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         guard let faults = ctx.injector(for: .interruption) ?? ctx.injector(for: .stall) else {
             return .skip("no way to stall this device from a test (no fault injector)")
         }
-        let cam = ctx.openCamera()
-        let rec = StateRecorder(cam)
-        let range = CameraCapabilities(device: ctx.device).zoomRange(for: ctx.device.facing) ?? 1...1
-        let want = min(1.5, range.upperBound)
-        cam.setZoomRatio(want)
-        try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        let mark = rec.all.count
+        let (cam, rec, want, mark) = try await ctx.startZoomedForRecovery()
         // A device that cannot report an interruption (a USB webcam) stalls past the watchdog's timeout.
         try await faults.inject(interruptionFault(faults, reported: 0.5, stall: ctx.timeout(3)))
         guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
