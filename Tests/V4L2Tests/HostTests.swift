@@ -1,4 +1,5 @@
 import CamHAL
+import Foundation
 @testable import CamHALV4L2
 import CV4L2
 import Glibc
@@ -102,4 +103,25 @@ struct V4L2HostTests {
     #expect(V4L2Binding.sequence(of: top) == 14)
     #expect(V4L2Binding.sequence(of: bottom) == 15)
     #expect(V4L2Binding.sequence(of: progressive) == 7)
+}
+
+/// A descriptor a caller built by hand cannot route the backend: `details["node"]` names a file
+/// (here a plain one; it could be `/dev/mem`) under an ID no capture node has. The backend
+/// routes with its own discovery only, so both entry points answer `unknownDevice`; before,
+/// `bind` opened the named file and failed on its ioctls instead.
+@Test func forgedDescriptorCannotRouteToAnotherFile() throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-forged-\(getpid())").path
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 64)))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let forged = DeviceDescriptor(
+        id: "forged:\(path)", name: "forged", backend: "v4l2", facing: .external,
+        lenses: DeviceDescriptor.singleLens(facing: .external), formats: [], details: ["node": path, "input": "0"])
+    let backend = V4L2Backend()
+    let sink = DriverSink(frame: { _ in }, event: { _ in })
+    #expect(throws: CameraError.unknownDevice(id: forged.id, backend: "v4l2")) {
+        _ = try backend.bind(BindRequest(device: forged, lens: forged.lenses[0], stream: .default), sink: sink)
+    }
+    #expect(throws: CameraError.unknownDevice(id: forged.id, backend: "v4l2")) {
+        _ = try backend.controlDriver(for: forged)
+    }
 }

@@ -239,9 +239,7 @@ extension V4L2Backend: DeviceControlBackend {
     }
 
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
-        guard device.backend == identifier, let node = device.details[V4L2Discovery.Key.node] else {
-            throw CameraError.unknownDevice(id: device.id, backend: identifier)
-        }
+        let (device, node) = try resolve(device)
         return V4L2ControlDriver(device: device, node: node)
     }
 }

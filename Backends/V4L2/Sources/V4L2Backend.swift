@@ -12,6 +12,11 @@ public final class V4L2Backend: CameraBackend, Sendable {
 
     /// Where device nodes live (`/dev`); tests may point elsewhere.
     let devDirectory: String
+    /// The descriptors this backend itself produced, by ID: `bind` and `controlDriver` route
+    /// with these (node, input, media graph, lens and flash sub-devices), never with the
+    /// `details` of the descriptor a caller hands in, which anyone can build (a forged
+    /// `details["node"] = "/dev/mem"` must not make the backend open and ioctl another file).
+    private let known = Locked<[String: DeviceDescriptor]>([:])
 
     public init() { devDirectory = "/dev" }
 
@@ -24,14 +29,38 @@ public final class V4L2Backend: CameraBackend, Sendable {
     }
 
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
-        V4L2Discovery.devices(backend: identifier)
+        discover()
+    }
+
+    /// Enumerates the nodes and remembers what it found for routing.
+    @discardableResult
+    private func discover() -> [DeviceDescriptor] {
+        let found = V4L2Discovery.devices(backend: identifier)
+        known.withLock { map in
+            map = [:]
+            for d in found { map[d.id] = d }
+        }
+        return found
+    }
+
+    /// This backend's own descriptor of the device `device` names (by ID), and its node. A
+    /// descriptor not seen yet, or whose node has gone (a replug renumbers nodes), is looked up
+    /// again; an ID no capture node has is `unknownDevice`.
+    func resolve(_ device: DeviceDescriptor) throws(CameraError) -> (descriptor: DeviceDescriptor, node: String) {
+        guard device.backend == identifier else { throw CameraError.unknownDevice(id: device.id, backend: identifier) }
+        func lookup() -> (DeviceDescriptor, String)? {
+            guard let d = known.withLock({ $0[device.id] }), let node = d.details[V4L2Discovery.Key.node],
+                  access(node, F_OK) == 0 else { return nil }
+            return (d, node)
+        }
+        if let found = lookup() { return found }
+        discover()
+        guard let found = lookup() else { throw CameraError.unknownDevice(id: device.id, backend: identifier) }
+        return found
     }
 
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
-        let device = request.device
-        guard device.backend == identifier, let node = device.details[V4L2Discovery.Key.node] else {
-            throw CameraError.unknownDevice(id: device.id, backend: identifier)
-        }
+        let (device, node) = try resolve(request.device)
         return try V4L2Binding.open(device: device, node: node, request: request, sink: sink)
     }
 
