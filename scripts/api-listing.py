@@ -63,6 +63,9 @@ def walk(node, path, out):
         kind = child.get("kind")
         if kind in ("Import",) or kind.startswith("Type") and kind != "TypeDecl" and kind != "TypeAlias":
             continue
+        # `package` declarations (the digester marks them isInternal) are not the client's API.
+        if child.get("isInternal"):
+            continue
         name = child.get("printedName", child.get("name"))
         full = path + [name]
         line = " ".join(x for x in [".".join(full), child.get("declKind", kind), signature(child)] if x)

@@ -100,7 +100,7 @@ public struct ExposureSettings: Sendable, Hashable, Codable, CustomStringConvert
 }
 
 /// Exposure unit conversions and clamping, shared by the core and the backends (pure, unit-tested).
-public enum ExposureMath {
+package enum ExposureMath {
     /// V4L2's `exposure_time_absolute` counts 100 µs units.
     public static let v4l2Unit = 100e-6
 

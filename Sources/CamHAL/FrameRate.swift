@@ -1,5 +1,5 @@
 /// Frame-rate ranges (G1, G2), as CameraX's `getSupportedFrameRateRanges` and `setTargetFrameRate`.
-public enum FrameRateMath {
+package enum FrameRateMath {
     /// The rate to stream at for a target `range` among the `offered` rates: the highest offered
     /// rate within the range, else the offered rate nearest to the range; nil when nothing is offered.
     public static func pick(_ range: ClosedRange<Double>, offered: [Double]) -> Double? {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value guarded by a lock, for state read from any thread (S3) and touched by driver threads.
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: Value
     /// Guards `value`.

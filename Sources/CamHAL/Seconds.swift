@@ -4,7 +4,7 @@ import Dispatch
 /// can wait for (B1, docs/CONTRACT.md). Every Double is accepted: NaN is refused with an error
 /// naming the value, negative values mean zero, and huge finite or infinite values are clamped to
 /// `maximum`, so converting to nanoseconds or a `DispatchTime` can never overflow and trap.
-public enum Seconds {
+package enum Seconds {
     /// The longest wait CamHAL schedules: about 31 years, far below UInt64 nanoseconds' limit.
     public static let maximum: Double = 1e9
 

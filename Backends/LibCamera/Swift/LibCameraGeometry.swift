@@ -2,10 +2,10 @@
 import CamHAL
 
 /// A rectangle in sensor pixels (libcamera `Rectangle`): CamHAL's own pixel rectangle.
-public typealias SensorRect = PixelRect
+package typealias SensorRect = PixelRect
 
 /// Crop and focus-window arithmetic in ScalerCropMaximum coordinates (pure, host-testable).
-public enum LibCameraGeometry {
+package enum LibCameraGeometry {
     /// The centered ScalerCrop for a zoom `factor` (>= 1) inside `maximum`, on even pixels, never
     /// smaller than `minimum` (the ScalerCrop ControlInfo's min, or nothing).
     public static func scalerCrop(factor: Double, maximum: SensorRect, minimum: Size?) -> SensorRect {

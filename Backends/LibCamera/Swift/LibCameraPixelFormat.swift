@@ -8,7 +8,7 @@ import CamHAL
 /// `RGB888` (`RG24`) stores B, G, R and is `.bgr24` (verified on vimc's colour bars: the red bar
 /// of a `BGR888` frame reads (191, 0, 0)). The 32-bit `AR24`/`AB24`/`XR24`/`XB24` and the YUV codes
 /// (`YUYV`, `NV12`, `YU12`, ...) and `MJPG` mean the same bytes in both.
-public enum LibCameraPixelFormat {
+package enum LibCameraPixelFormat {
     /// libcamera FourCC → CamHAL format, for codes whose names differ between DRM and V4L2.
     static let renamed: [(libcamera: String, camhal: PixelFormat)] = [
         ("BG24", .rgb24),

@@ -2,7 +2,7 @@ import CamHAL
 import Glibc
 
 /// An errno value from a failed system call, with the call that failed.
-public struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
+package struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Int32
     /// What failed, e.g. `VIDIOC_S_FMT on /dev/video0`.
     public let operation: String

@@ -3,7 +3,7 @@ import Glibc
 
 /// An owned file descriptor of a V4L2 or media-controller node. Not thread-safe by itself; the
 /// owner serialises close against other calls.
-public final class DeviceFD: @unchecked Sendable {
+package final class DeviceFD: @unchecked Sendable {
     public let path: String
     public private(set) var raw: Int32
 
