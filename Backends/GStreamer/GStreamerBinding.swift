@@ -188,7 +188,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             return true
         }
         guard admitted else {
-            gst_sample_unref(sample)  // the app holds every frame it may: drop, as a sensor would
+            // The app holds every frame it may: drop, as a sensor would, and say why frames
+            // stopped, so the watchdog does not take a slow consumer for a stalled source (R2).
+            gst_sample_unref(sample)
+            sink.report(.buffersExhausted)
             return
         }
         let outstanding = self.outstanding
