@@ -277,8 +277,13 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public func stateUpdates() -> AsyncStream<CameraState> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<CameraState>.makeStream()
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.channel.withLock { $0.continuations.removeValue(forKey: id) }
+        // Never take the channel's lock in the termination handler itself: a cancelled task runs
+        // it holding the task's status lock, while `emit` holds the channel's lock and yields,
+        // which needs that status lock (a deadlock seen in the VM). Yielding to a finished
+        // continuation does nothing, so the entry can go a moment later.
+        let channel = self.channel
+        continuation.onTermination = { _ in
+            DispatchQueue.global().async { _ = channel.withLock { $0.continuations.removeValue(forKey: id) } }
         }
         channel.withLock { $0.subscribe(id, continuation) }
         return stream

@@ -507,7 +507,9 @@ public final class DeviceControls: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { _ in watch.cancel() }
+        // Not in the handler itself: a cancelled task runs it holding its status lock, and
+        // `cancel()` waits for the watch's thread, which may be yielding (needing that lock).
+        continuation.onTermination = { _ in DispatchQueue.global().async { watch.cancel() } }
         return stream
     }
 }

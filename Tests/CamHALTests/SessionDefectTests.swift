@@ -4,17 +4,22 @@ import Testing
 @testable import CamHAL
 
 /// Runs `body`, giving up (nil) after `seconds`: a guard so a regression fails instead of hanging
-/// the test run, not a timing assertion.
+/// the test run, not a timing assertion. The body runs unstructured and is only cancelled at the
+/// deadline, never awaited past it: a body stuck in a deadlock (which no cancellation reaches)
+/// still lets the test fail.
 func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            return nil
+    let pending = Locked<CheckedContinuation<T?, Never>?>(nil)
+    @Sendable func finish(_ value: T?) {
+        let c = pending.withLock { c -> CheckedContinuation<T?, Never>? in defer { c = nil }; return c }
+        c?.resume(returning: value)
+    }
+    return await withCheckedContinuation { (c: CheckedContinuation<T?, Never>) in
+        pending.set(c)
+        let task = Task { finish(await body()) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            task.cancel()
+            finish(nil)
         }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
     }
 }
 
