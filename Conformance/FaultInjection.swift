@@ -29,6 +29,13 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
     case requeueError
     /// The driver drops this share of frames, in percent, until restored.
     case dropShare(percent: Int)
+    /// The driver's timestamps wrap around (a counter overflows) within `timestampWrapDelay` of
+    /// the next stream start: inject before starting. vivid's `wrap_timestamp` = 64 Bit starts a
+    /// stream's nanoseconds 16 s short of 2^63, then they jump back to -2^63.
+    case timestampWrap
+
+    /// How long after a stream start an injected `timestampWrap` shows, at most.
+    public static let timestampWrapDelay: Double = 16
 
     /// The kind, without its parameter.
     public var kind: Kind {
@@ -45,12 +52,13 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
         case .bufferError: return .bufferError
         case .requeueError: return .requeueError
         case .dropShare: return .dropShare
+        case .timestampWrap: return .timestampWrap
         }
     }
 
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case unplug, replug, stall, interruption, corrupt, truncate, drop, badFrameID
-        case streamError, bufferError, requeueError, dropShare
+        case streamError, bufferError, requeueError, dropShare, timestampWrap
     }
 
     public var description: String {
@@ -67,6 +75,7 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
         case .bufferError: return "buffer error"
         case .requeueError: return "requeue error"
         case .dropShare(let p): return "drop \(p)%"
+        case .timestampWrap: return "timestamp wrap"
         }
     }
 }
@@ -211,7 +220,7 @@ public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
         case .drop(let n): command = "drop \(n)"
         case .badFrameID(let n): command = "badfid \(n)"
         case .interruption: throw FaultInjectionError("\(name): a USB webcam cannot report an interruption")
-        case .streamError, .bufferError, .requeueError, .dropShare:
+        case .streamError, .bufferError, .requeueError, .dropShare, .timestampWrap:
             throw FaultInjectionError("\(name): cannot inject \(fault)")
         }
         _ = try await send(command)
@@ -311,11 +320,15 @@ public enum FaultInjectors {
 public struct VividFaultInjector: FaultInjector {
     /// The vivid capture node.
     public let node: String
+    /// Whether `timestampWrap` is offered: it costs a check `DeviceFault.timestampWrapDelay` of
+    /// streaming, and the wrap is the node's whatever its input, so only its first input offers it.
+    public let wrapsTimestamps: Bool
     /// The `v4l2-ctl` that sets the controls.
     let tool: String
 
-    public init(node: String, tool: String = "/usr/bin/v4l2-ctl") {
+    public init(node: String, wrapsTimestamps: Bool = true, tool: String = "/usr/bin/v4l2-ctl") {
         self.node = node
+        self.wrapsTimestamps = wrapsTimestamps
         self.tool = tool
     }
 
@@ -323,37 +336,42 @@ public struct VividFaultInjector: FaultInjector {
     /// `v4l2-ctl` is installed; nil otherwise.
     public static func forDevice(_ device: DeviceDescriptor) -> VividFaultInjector? {
         guard device.details["driver"] == "vivid", let node = device.details["node"] else { return nil }
-        let injector = VividFaultInjector(node: node)
+        let injector = VividFaultInjector(node: node, wrapsTimestamps: (device.details["input"] ?? "0") == "0")
         return access(injector.tool, X_OK) == 0 ? injector : nil
     }
 
     public var name: String { "vivid error injection on \(node)" }
-    public var supportedFaults: Set<DeviceFault.Kind> { [.streamError, .bufferError, .requeueError, .dropShare] }
+    public var supportedFaults: Set<DeviceFault.Kind> {
+        let faults: Set<DeviceFault.Kind> = [.streamError, .bufferError, .requeueError, .dropShare]
+        return wrapsTimestamps ? faults.union([.timestampWrap]) : faults
+    }
 
     public func inject(_ fault: DeviceFault) async throws {
         switch fault {
-        case .streamError: try await set("inject_fatal_streaming_error", 1)
-        case .bufferError: try await set("inject_v4l2_buf_flag_error", 1)
-        case .requeueError: try await set("inject_vidioc_qbuf_error", 1)
-        case .dropShare(let p): try await set("percentage_of_dropped_buffers", min(max(p, 0), 100))
+        case .streamError: try await set(["inject_fatal_streaming_error": 1])
+        case .bufferError: try await set(["inject_v4l2_buf_flag_error": 1])
+        case .requeueError: try await set(["inject_vidioc_qbuf_error": 1])
+        case .dropShare(let p): try await set(["percentage_of_dropped_buffers": min(max(p, 0), 100)])
+        case .timestampWrap where wrapsTimestamps: try await set(["wrap_timestamp": 1])  // menu: 1 = 64 Bit
         default: throw FaultInjectionError("\(name): cannot inject \(fault)")
         }
     }
 
     public func restore() async -> Bool {
-        try? await set("percentage_of_dropped_buffers", 0)
+        try? await set(["percentage_of_dropped_buffers": 0, "wrap_timestamp": 0])
         return false
     }
 
-    /// `v4l2-ctl -d NODE -c NAME=VALUE`, off the cooperative pool; throws with its message.
-    func set(_ control: String, _ value: Int) async throws {
+    /// `v4l2-ctl -d NODE -c NAME=VALUE,...`, off the cooperative pool; throws with its message.
+    func set(_ controls: [String: Int]) async throws {
         let tool = self.tool, node = self.node, name = self.name
+        let list = controls.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             DispatchQueue.global(qos: .userInitiated).async {
                 c.resume(with: Result {
                     let p = Process()
                     p.executableURL = URL(fileURLWithPath: tool)
-                    p.arguments = ["-d", node, "-c", "\(control)=\(value)"]
+                    p.arguments = ["-d", node, "-c", list]
                     let err = Pipe()
                     p.standardError = err
                     p.standardOutput = FileHandle.nullDevice
@@ -361,7 +379,7 @@ public struct VividFaultInjector: FaultInjector {
                     p.waitUntilExit()
                     let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                     guard p.terminationStatus == 0, message.isEmpty else {
-                        throw FaultInjectionError("\(name): \(control)=\(value) refused: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (exit \(p.terminationStatus))")
+                        throw FaultInjectionError("\(name): \(list) refused: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (exit \(p.terminationStatus))")
                     }
                 })
             }

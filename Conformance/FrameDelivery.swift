@@ -31,10 +31,17 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         try expect(counted, "statistics \(cam.frameStatistics)")
         return .ok
     },
-    // R5b: a driver timestamp wrap never goes backwards to the app; the raw value stays readable.
-    // Catches: vivid's wrap_timestamp reaching the app as a jump back in time.
+    // R5b: a driver timestamp wrap never goes backwards to the app, and after it the app's time
+    // advances at the driver's pace; the raw value stays readable. Catches: vivid's wrap_timestamp
+    // reaching the app as a jump back in time, or (issue 11) every frame after the wrap stamped
+    // 1 µs after the last, so a recording stopped advancing at the wrap.
     Check("R5b", "timestamps stay monotonic across a driver wrap") { ctx in
-        guard let hooks = ctx.hooks else { return .skip("no way to wrap a real driver's timestamps from a test") }
+        guard let hooks = ctx.hooks else {
+            guard let faults = ctx.injector(for: .timestampWrap) else {
+                return .skip("no way to wrap this driver's timestamps from a test (the virtual camera's hooks and vivid's wrap_timestamp can)")
+            }
+            return try await wrapFromTheNextStart(ctx, faults)
+        }
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 8))
         try await ctx.startAndWaitForPreview(cam)
@@ -180,4 +187,33 @@ func valueWithin<T: Sendable>(_ task: Task<T, Never>, seconds: Double) async -> 
         if first == nil { task.cancel() }  // so the group can finish if the task honours cancellation
         return first
     }
+}
+
+/// R5b on a driver that wraps its timestamps a while after a stream starts (vivid): wrap, start,
+/// then follow every frame until five after the wrap.
+private func wrapFromTheNextStart(_ ctx: ConformanceContext, _ faults: any FaultInjector) async throws -> Outcome {
+    try await faults.inject(.timestampWrap)
+    let cam = ctx.openCamera()
+    let stream = cam.frames(policy: .block(capacity: 8))
+    try await ctx.startAndWaitForPreview(cam)
+    guard var last = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "no frame") }
+    let deadline = Date(timeIntervalSinceNow: ctx.timeout(DeviceFault.timestampWrapDelay + 10))
+    var sinceWrap: Int?
+    while (sinceWrap ?? 0) < 5 {
+        guard Date() < deadline else {
+            throw CheckFailure(reason: "driverTimestamp never wrapped (last \(last.metadata.driverTimestamp)) within \(String.num(DeviceFault.timestampWrapDelay)) s and a margin")
+        }
+        guard let f = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "frames stopped: \(cam.currentState)") }
+        let appStep = f.timestamp - last.timestamp, driverStep = f.metadata.driverTimestamp - last.metadata.driverTimestamp
+        try expect(appStep > 0, "timestamp \(last.timestamp) then \(f.timestamp) (driver \(last.metadata.driverTimestamp) then \(f.metadata.driverTimestamp))")
+        if driverStep < 0 {
+            try expect(appStep < 1, "the wrap became a jump of \(appStep) s forward")
+            sinceWrap = 0
+        } else if let n = sinceWrap {
+            try expect(abs(appStep - driverStep) < 0.001, "after the wrap the app's time advanced \(appStep) s where the driver's advanced \(driverStep) s")
+            sinceWrap = n + 1
+        }
+        last = f
+    }
+    return .ok
 }

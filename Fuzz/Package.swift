@@ -37,6 +37,8 @@ let package = Package(
             name: "FuzzMediaGraph",
             dependencies: [.product(name: "CamHALV4L2", package: "CamHAL")],
             path: "Sources/FuzzMediaGraph"),
+        // Not a target here: Sources/FuzzWebcamProfile (the emulated webcam's profile parser, C) is
+        // built by scripts/fuzz with clang -fsanitize=fuzzer,address,undefined.
     ],
     swiftLanguageModes: [.v6]
 )

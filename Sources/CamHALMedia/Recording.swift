@@ -217,6 +217,8 @@ public final class Recording: @unchecked Sendable {
     private let pushQueue: DispatchQueue
     private let t0: Double
     private let frameDuration: UInt64
+    /// When the first frame was pushed (monotonic seconds): the start of the span the file must cover.
+    private let startedAt: Double
     private let sourceAlive: @Sendable () -> Bool
     /// The session's error when it failed (busy, disconnected...), else nil.
     private let sessionFailure: @Sendable () -> CameraError?
@@ -231,6 +233,8 @@ public final class Recording: @unchecked Sendable {
         var busError: String?
         var eos = false
         var stopRequested = false
+        /// When `stop()` was first called (monotonic seconds): the end of the span the file must cover.
+        var stopAt: Double?
         var result: (stats: RecordingStats, error: CameraError?)?
         var waiters: [CheckedContinuation<(stats: RecordingStats, error: CameraError?), Never>] = []
     }
@@ -305,6 +309,7 @@ public final class Recording: @unchecked Sendable {
         self.appsrc = src
         self.bus = gst_element_get_bus(pipeline)
         self.t0 = first.timestamp
+        self.startedAt = ProcessInfo.processInfo.systemUptime
         self.frameDuration = UInt64(1e9 / Double(fps))
         self.pushQueue = DispatchQueue(label: "camhal.recording.push")
         self.info = RecordingInfo(url: url, size: size, quality: quality, frameRate: Double(fps), container: container,
@@ -344,7 +349,11 @@ public final class Recording: @unchecked Sendable {
 
     /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
     public func stop() {
-        state.withLock { $0.stopRequested = true }
+        let now = ProcessInfo.processInfo.systemUptime
+        state.withLock { s in
+            s.stopRequested = true
+            if s.stopAt == nil { s.stopAt = now }
+        }
         frames.cancel()
     }
 
@@ -510,6 +519,17 @@ public final class Recording: @unchecked Sendable {
         var finalError = error
         if finalError == nil, let e = state.value.busError { finalError = .streamFailed("recording to \(url.path): \(e)") }
         if finalError == nil, timedOut { finalError = .timeout("recording to \(url.path): end of stream not written within 5 s") }
+        if finalError == nil {
+            // A file that ends long before the recording did is an error, never a success (issue
+            // 11: after vivid's timestamp wrap every frame was 1 µs after the last, the file
+            // stopped at 2.3 s of 25, and `record` said "wrote").
+            let s = state.value
+            let reached = s.frames > 0 ? Double(s.lastPTS + frameDuration) / 1e9 : 0
+            let span = (s.stopAt ?? ProcessInfo.processInfo.systemUptime) - startedAt
+            if let why = Self.truncation(reached: reached, span: span) {
+                finalError = .streamFailed("recording to \(url.path) truncated: \(why); file kept")
+            }
+        }
         let waiters = state.withLock { s -> [CheckedContinuation<(stats: RecordingStats, error: CameraError?), Never>] in
             s.result = (stats, finalError)
             defer { s.waiters = [] }
@@ -518,6 +538,16 @@ public final class Recording: @unchecked Sendable {
         continuation.yield(.finalized(url: url, stats: stats, error: finalError))
         continuation.finish()
         for w in waiters { w.resume(returning: (stats, finalError)) }
+    }
+
+    /// Why a recording whose frames reach `reached` seconds of media time over a wall-clock
+    /// `span` of seconds is truncated, or nil when it is not. Frames lag the wall clock by their
+    /// delivery and conversion (more on a loaded machine), so a shortfall counts only beyond 2 s,
+    /// or a quarter of the span when that is longer.
+    static func truncation(reached: Double, span: Double) -> String? {
+        let missing = span - reached
+        guard missing > max(2, span / 4) else { return nil }
+        return String(format: "its frames reach %.1f s of the %.1f s recorded (frames stopped reaching it)", reached, span)
     }
 
     private func teardownPipeline() {

@@ -1,6 +1,6 @@
 #if Media
 import CamHAL
-import CamHALMedia
+@testable import CamHALMedia
 import CamHALVirtual
 import CGStreamer
 import Foundation
@@ -28,6 +28,21 @@ struct RecordingTests {
         #expect(image.byteCount == Int(info.size))
         #expect(image.strideY == Int(info.stride.0) && image.strideUV == Int(info.stride.1))
         #expect(image.u - image.y == Int(info.offset.1) && image.v - image.y == Int(info.offset.2))
+    }
+
+    /// Would catch: a file that stops 22.7 s short of a 25 s recording reported as a success
+    /// (vivid's timestamp wrap, issue 11), or a loaded machine's second of frame latency reported
+    /// as truncation.
+    @Test("a file that ends long before the recording did is truncated; frame latency is not")
+    func truncation() {
+        #expect(Recording.truncation(reached: 2.3, span: 25) != nil)
+        #expect(Recording.truncation(reached: 15, span: 30) != nil)
+        #expect(Recording.truncation(reached: 0, span: 2.5) != nil)
+        #expect(Recording.truncation(reached: 24, span: 25) == nil)
+        #expect(Recording.truncation(reached: 20, span: 25) == nil)  // 5 s lag: within a quarter
+        #expect(Recording.truncation(reached: 0.2, span: 2.1) == nil)  // 1.9 s: within 2 s
+        #expect(Recording.truncation(reached: 26, span: 25) == nil)
+        #expect(Recording.truncation(reached: 2.3, span: 25)?.contains("2.3 s of the 25.0 s") == true)
     }
 
     @Test("quality selector picks the requested class or falls back like CameraX")

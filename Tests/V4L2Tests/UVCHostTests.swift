@@ -87,6 +87,16 @@ struct V4L2UVCHostTests {
         #expect(V4L2Binding.increasingTimestamp(480.690004, after: 480.690004) > 480.690004)
     }
 
+    /// Would catch: vivid's `wrap_timestamp` (64-bit nanoseconds wrapping: tv_sec 9223372035 then
+    /// -9223372036) pinning every later frame 1 µs after the last one, so time stopped at the wrap.
+    @Test func aTimestampWrapPassesThroughToTheCore() {
+        let before = 9_223_372_035.602390, after = -9_223_372_036.782980
+        let stamp = V4L2Binding.increasingTimestamp(after, after: before)
+        #expect(stamp == after, "the wrap reaches the core raw")
+        // The frames after it keep the driver's pace, not 1 µs apart.
+        #expect(V4L2Binding.increasingTimestamp(after + 0.2, after: stamp) == after + 0.2)
+    }
+
     // MARK: stable USB IDs (/dev/v4l/by-id names without udevd)
 
     /// A sysfs tree: class/video4linux/video<N> → a USB interface under a USB device.

@@ -162,13 +162,20 @@ static int parse_ctrl(Ctx *c, Profile *p, char **tok, int ntok) {
 }
 
 int profile_load(const char *file, Profile *p, char *err, int errlen) {
-    memset(p, 0, sizeof *p);
-    Ctx c = {file, 0, err, errlen};
     FILE *fp = fopen(file, "r");
     if (!fp) {
+        memset(p, 0, sizeof *p);
         snprintf(err, (size_t)errlen, "%s: cannot open: %s", file, strerror(errno));
         return -1;
     }
+    int rc = profile_read(fp, file, p, err, errlen);
+    fclose(fp);
+    return rc;
+}
+
+int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen) {
+    memset(p, 0, sizeof *p);
+    Ctx c = {file, 0, err, errlen};
     snprintf(p->path, sizeof p->path, "%s", file);
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
@@ -243,7 +250,6 @@ int profile_load(const char *file, Profile *p, char *err, int errlen) {
         else rc = fail(&c, key, "unknown field (known: name source vid pid bcd_device bcd_uvc manufacturer product serial_base transfer status_endpoint ct_control_size pu_control_size format frame ctrl)");
         if (rc) break;
     }
-    fclose(fp);
     if (rc) return rc;
     c.line++;
     if (!have_vid) return fail(&c, "vid", "missing at end of file");

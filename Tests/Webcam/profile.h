@@ -4,6 +4,7 @@
 #define WEBCAM_PROFILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 enum { UNIT_CT = 1, UNIT_PU = 2 };
@@ -67,5 +68,10 @@ typedef struct {
 
 /* Parses FILE into *p.  On error returns -1 with a message naming file, line and field in err. */
 int profile_load(const char *file, Profile *p, char *err, int errlen);
+
+/* Parses the profile text read from FP (FILE names it in messages) into *p; profile_load's
+ * parser, apart from opening the file, so the fuzzer (Fuzz/Sources/FuzzWebcamProfile) can feed
+ * it memory. */
+int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen);
 
 #endif

@@ -353,7 +353,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             lastSequence = sequence
             // Time increases too (R1): uvcvideo's timestamps (host time at a frame's first packet,
             // or converted from the device clock) were seen to step back ~55 ms on an emulated
-            // webcam; such a frame gets the previous time plus 1 µs.
+            // webcam; such a frame gets the previous time plus 1 µs. A wrap passes through (R5).
             let stamp = Self.increasingTimestamp(Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1_000_000, after: lastTimestamp)
             lastTimestamp = stamp
             let frame = Frame(
@@ -419,9 +419,16 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         if !closed.value { sink.report(.failed(.disconnected(device: deviceID))) }
     }
 
-    /// `timestamp`, or just after `last` when the driver's clock stepped back.
+    /// A step back of the driver's clock longer than this is a wrap, not jitter.
+    static let wrapThreshold: Double = 1
+
+    /// `timestamp`, or just after `last` when the driver's clock stepped back a little (jitter).
+    /// A step back of more than `wrapThreshold` is a wrap (a counter overflowing: vivid's
+    /// `wrap_timestamp`) and passes through, raw: the core's timeline continues it one frame
+    /// interval after the last frame, then at the driver's pace (R5). Issue 11: every frame after
+    /// vivid's wrap got the previous time plus 1 µs, so a recording stopped advancing at the wrap.
     static func increasingTimestamp(_ timestamp: Double, after last: Double) -> Double {
-        timestamp > last ? timestamp : last + 1e-6
+        timestamp > last || last - timestamp > wrapThreshold ? timestamp : last + 1e-6
     }
 
     /// The frame's sequence number. With V4L2_FIELD_ALTERNATE the two fields of a frame share
