@@ -312,7 +312,10 @@ final class ThreadCheckingBackend: CameraBackend, @unchecked Sendable {
         let report: Locked<Bool?>
         let stop = Locked(false)
         let done = DispatchSemaphore(value: 0)
-        var thread: Thread?
+        /// Weak: the thread's block holds this binding, so a strong reference back was a retain
+        /// cycle that leaked every binding with its sink, thread and frame memory (LeakSanitizer,
+        /// scripts/sanitize). A running Foundation thread keeps its own `Thread` alive.
+        weak var thread: Thread?
         let memory = UnsafeMutableRawPointer.allocate(byteCount: 64 * 48 * 2, alignment: 16)
 
         init(sink: DriverSink, format: StreamFormat, report: Locked<Bool?>) {
@@ -332,6 +335,9 @@ final class ThreadCheckingBackend: CameraBackend, @unchecked Sendable {
             thread = t
             t.start()
         }
+        // Runs once close() stopped the thread and the camera dropped the binding: no frame of
+        // this memory is delivered after close(), and this test's handler keeps none.
+        deinit { memory.deallocate() }
         func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
         func applyTorch(_ on: Bool) -> Bool { false }
         func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
