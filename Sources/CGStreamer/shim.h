@@ -300,4 +300,67 @@ static inline gulong camhal_gst_track_end_time(GstElement *element, const char *
 }
 static inline guint64 camhal_atomic_u64_get(guint64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 
+// --- Preview window input (PreviewWindow) ---
+
+/// Called for each key press (kind 1: `key` is the X keysym name, "equal", "t", "Escape") and
+/// mouse button press (kind 2: `button`, and `x`, `y` in video pixels) a video sink reports.
+typedef void (*CamHALNavigationHandler)(gpointer context, int kind, const char *key, int button, double x, double y);
+typedef struct {
+    CamHALNavigationHandler handler;
+    gpointer context;
+    GDestroyNotify release;
+} CamHALNavigationProbe;
+static GstPadProbeReturn camhal_gst_navigation_probe_cb(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    GstEvent *e = GST_PAD_PROBE_INFO_EVENT(info);
+    if (!e || GST_EVENT_TYPE(e) != GST_EVENT_NAVIGATION) return GST_PAD_PROBE_OK;
+    CamHALNavigationProbe *p = (CamHALNavigationProbe *)data;
+    switch (gst_navigation_event_get_type(e)) {
+    case GST_NAVIGATION_EVENT_KEY_PRESS: {
+        const gchar *key = NULL;
+        if (gst_navigation_event_parse_key_event(e, &key) && key) p->handler(p->context, 1, key, 0, 0, 0);
+        break;
+    }
+    case GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS: {
+        gint button = 0;
+        gdouble x = 0, y = 0;
+        if (gst_navigation_event_parse_mouse_button_event(e, &button, &x, &y)) p->handler(p->context, 2, NULL, button, x, y);
+        break;
+    }
+    default: break;
+    }
+    return GST_PAD_PROBE_OK;
+}
+static void camhal_gst_navigation_probe_free(gpointer data) {
+    CamHALNavigationProbe *p = (CamHALNavigationProbe *)data;
+    if (p->release) p->release(p->context);
+    g_free(p);
+}
+/// Calls `handler` with `context` for the navigation events (keys, mouse buttons) travelling
+/// upstream through `element`'s static pad `pad_name`, from a video sink's window; `release`
+/// runs with `context` when the probe goes (with the pad). Returns 0 when the pad does not
+/// exist (and then releases `context` at once).
+static inline gulong camhal_gst_probe_navigation(GstElement *element, const char *pad_name, CamHALNavigationHandler handler,
+                                                 gpointer context, GDestroyNotify release) {
+    CamHALNavigationProbe *p = g_new0(CamHALNavigationProbe, 1);
+    p->handler = handler;
+    p->context = context;
+    p->release = release;
+    GstPad *pad = gst_element_get_static_pad(element, pad_name);
+    if (!pad) {
+        camhal_gst_navigation_probe_free(p);
+        return 0;
+    }
+    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, camhal_gst_navigation_probe_cb, p, camhal_gst_navigation_probe_free);
+    gst_object_unref(pad);
+    return id;
+}
+
+/// A guint64 property's value (appsrc's "current-level-buffers").
+static inline guint64 camhal_gst_get_uint64(gpointer object, const char *name) {
+    guint64 value = 0;
+    g_object_get(G_OBJECT(object), name, &value, NULL);
+    return value;
+}
+
 #endif

@@ -59,14 +59,7 @@ enum RecordCommand {
             return (1, error as? CameraError)
         }
         // Ctrl-C / SIGTERM stop the recording cleanly.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
-            let s = DispatchSource.makeSignalSource(signal: sig)
-            s.setEventHandler { recording.stop() }
-            s.resume()
-            return s
-        }
+        let restoreSignals = CLI.onStopSignals { _ in recording.stop() }
         let timer = Task {
             try? await Seconds.sleep(duration)  // any length: clamped, never a trap (B3)
             recording.stop()
@@ -95,9 +88,7 @@ enum RecordCommand {
             }
         }
         timer.cancel()
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        restoreSignals()
         await camera.stop()
         return (status, failure)
     }

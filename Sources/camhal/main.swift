@@ -13,12 +13,13 @@ extension CLI {
 
     /// The verbs that need CamHALMedia (the `Media` package trait).
     #if Media
-    static let mediaVerbs = [CaptureCommand.verb, RecordCommand.verb, ScanCommand.verb]
+    static let mediaVerbs = [CaptureCommand.verb, RecordCommand.verb, ScanCommand.verb, PreviewCommand.verb]
     #else
     static let mediaVerbs = [
         Verb.notBuilt("capture", "take a photo and write it as JPEG", trait: "Media"),
         Verb.notBuilt("record", "record video to .mkv (or fragmented .mp4)", trait: "Media"),
         Verb.notBuilt("scan", "print barcodes seen by the camera", trait: "Media"),
+        Verb.notBuilt("preview", "show the live picture in a window; keys for zoom, lens, torch, focus", trait: "Media"),
     ]
     #endif
 }
