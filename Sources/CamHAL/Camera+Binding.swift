@@ -296,6 +296,10 @@ extension Camera {
     func frameArrived(generation: UInt64) {
         guard generation == live.generation, live.binding != nil else { return }
         guard live.status == .running || live.status == .interrupted else { return }
+        // The watchdog may sleep until the first-frame deadline (armed before a slow device's
+        // first frame, e.g. a webcam under GStreamer) or the recovery delay: from this frame on,
+        // silence is due after the frame timeout, so a stall right after it is seen in time (S8).
+        watchdog?.schedule(deadline: Seconds.deadline(frameTimeout + 0.01))
         if live.status == .interrupted {
             // S8 recovery: back to running, desired controls re-applied (P1).
             live.status = .running
@@ -383,10 +387,16 @@ extension Camera {
         watchdogGeneration &+= 1
     }
 
+    /// How long a running stream may stay silent before it is interrupted: the configured
+    /// timeout, and at least four frame intervals of the bound format.
+    var frameTimeout: Double {
+        let fps = live.binding?.format.frameRate ?? 0
+        return max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
+    }
+
     /// Checks for silence or an overdue recovery; returns seconds until the next check.
     func watchdogTick() -> Double {
-        let fps = live.binding?.format.frameRate ?? 0
-        let timeout = max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
+        let timeout = frameTimeout
         guard live.binding != nil else { return timeout }
         let now = Date()
         let g = gate.value

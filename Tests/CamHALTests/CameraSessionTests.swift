@@ -185,6 +185,24 @@ struct CameraSessionTests {
         await cam.stop()
     }
 
+    /// A device whose first frame comes after the watchdog's first check (a webcam under GStreamer
+    /// in the VM) and that stalls right after it: the stall is an interruption after the frame
+    /// timeout, not only once the (much longer) first-frame deadline has passed. Catches: a
+    /// watchdog asleep until the first-frame deadline, so S8's stall went unnoticed.
+    @Test func stallRightAfterASlowFirstFrameIsCaughtByTheWatchdog() async throws {
+        let backend = SlowStartBackend(firstFrameDelay: 1, frames: 3)
+        let cam = Camera(backend: backend, device: backend.device,
+                         configuration: .init(interruptionTimeout: 0.3, firstFrameTimeout: 600, recoveryDelay: 600))
+        let states = Locked([CameraState]())
+        let stream = cam.stateUpdates()
+        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        cam.start()
+        let active = try #require(await waitFor(states, timeout: 30) { $0.isPreviewActive })
+        let stalled = try #require(await waitFor(states, timeout: 30) { $0.sequence > active.sequence && $0.status == .interrupted })
+        #expect(!stalled.isPreviewActive)
+        await cam.stop()
+    }
+
     @Test func busyDeviceIsATypedErrorAlsoGivenToTheDelegate() async throws {
         let (first, firstStates, backend) = try makeSession()
         first.start()
@@ -261,5 +279,60 @@ struct FrameStreamTests {
             stream.cancel()
         }
         #expect(count.value == 1)
+    }
+}
+
+/// A device that takes `firstFrameDelay` seconds to deliver its first frame, delivers `frames`
+/// frames at 100 fps, then goes silent until closed (a webcam that starts slowly and then stalls).
+final class SlowStartBackend: CameraBackend, @unchecked Sendable {
+    let identifier = "slow-start"
+    let firstFrameDelay: Double
+    let frames: Int
+    let device = DeviceDescriptor(
+        id: "slow", name: "slow start", backend: "slow-start", facing: .back,
+        lenses: [Lens(id: "slow-wide", kind: .wide, facing: .back, minZoomRatio: 1, maxZoomRatio: 1)],
+        formats: [FormatDescription(pixelFormat: .yuyv, size: Size(width: 64, height: 48), frameRates: [100])])
+
+    init(firstFrameDelay: Double, frames: Int) {
+        self.firstFrameDelay = firstFrameDelay
+        self.frames = frames
+    }
+
+    func availability() -> BackendAvailability { .available }
+    func devices() throws(CameraError) -> [DeviceDescriptor] { [device] }
+    func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        Binding(sink: sink, firstFrameDelay: firstFrameDelay, frames: frames)
+    }
+
+    final class Binding: DriverBinding, @unchecked Sendable {
+        let format = StreamFormat(pixelFormat: .yuyv, width: 64, height: 48, frameRate: 100)
+        let closing = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let closed = Locked(false)
+        /// Frame memory for every binding, never freed: a frame may outlive its binding.
+        nonisolated(unsafe) static let memory = UnsafeMutableRawPointer.allocate(byteCount: 64 * 48 * 2, alignment: 16)
+
+        init(sink: DriverSink, firstFrameDelay: Double, frames: Int) {
+            Thread { [self] in
+                defer { done.signal() }
+                // Waiting on `closing` is the device's own pace; close() cuts it short.
+                guard closing.wait(timeout: .now() + firstFrameDelay) == .timedOut else { return }
+                for seq in 1...UInt64(max(1, frames)) {
+                    let plane = FramePlane(baseAddress: UnsafeRawPointer(Self.memory), length: 64 * 48 * 2, bytesPerRow: 128)
+                    sink.deliver(Frame(format: .yuyv, width: 64, height: 48, planes: [plane], sequence: seq, timestamp: Double(seq) / 100))
+                    guard closing.wait(timeout: .now() + 0.01) == .timedOut else { return }
+                }
+                closing.wait()
+            }.start()
+        }
+        func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
+        func applyTorch(_ on: Bool) -> Bool { false }
+        func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
+        func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
+        func close() {
+            guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+            closing.signal()
+            done.wait()
+        }
     }
 }
