@@ -182,16 +182,28 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             gst_sample_unref(sample)
             return
         }
-        let admitted = outstanding.withLock { n -> Bool in
-            guard n < maxOutstanding else { return false }
-            n += 1
-            return true
+        func admit() -> Bool {
+            self.outstanding.withLock { n -> Bool in
+                guard n < maxOutstanding else { return false }
+                n += 1
+                return true
+            }
+        }
+        var admitted = admit()
+        if !admitted && !isLive {
+            // A file or an unpaced description waits for the app instead (back-pressure, as the
+            // appsink's drop=false does), so it loses no frame however slow the consumer is.
+            sink.report(.buffersExhausted)
+            while !admitted && !stopping.value {
+                usleep(2_000)
+                admitted = admit()
+            }
         }
         guard admitted else {
             // The app holds every frame it may: drop, as a sensor would, and say why frames
             // stopped, so the watchdog does not take a slow consumer for a stalled source (R2).
             gst_sample_unref(sample)
-            sink.report(.buffersExhausted)
+            if !stopping.value && isLive { sink.report(.buffersExhausted) }
             return
         }
         let outstanding = self.outstanding

@@ -150,7 +150,14 @@ final class BackendTests {
         let before = openFDs(), objects = PipeWireBackend.liveNativeObjects
         for _ in 0..<5 { await cycle() }
         #expect(PipeWireBackend.liveNativeObjects == objects, "native objects \(objects) → \(PipeWireBackend.liveNativeObjects)")
-        #expect(openFDs() <= before + 2, "fds \(before) → \(openFDs())")
+        // Descriptors are counted process-wide, and other suites open and close theirs meanwhile
+        // (swift test runs suites in parallel): a leak stays, their noise goes, so let it settle.
+        var after = openFDs()
+        for _ in 0..<50 where after > before + 2 {
+            try? await Task.sleep(nanoseconds: 100_000_000)
+            after = openFDs()
+        }
+        #expect(after <= before + 2, "fds \(before) → \(after)")
     }
 
     @Test func hotPlugAddsAndRemovesNodes() async throws {

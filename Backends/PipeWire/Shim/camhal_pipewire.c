@@ -877,12 +877,18 @@ int camhal_pw_stream_next(camhal_pw_stream *s, int timeout_ms, camhal_pw_frame *
             frame->header_flags = h->flags;
         }
         b->refs++;
-        pthread_mutex_lock(&s->mutex);
-        s->outstanding++;
-        pthread_mutex_unlock(&s->mutex);
         out = CAMHAL_PW_NEXT_FRAME;
     }
     pw_thread_loop_unlock(c->loop);
+    // Counted after the loop lock is released: the lock order is s->mutex, then the loop lock
+    // (camhal_pw_stream_release and _free take them so). Taking s->mutex under the loop lock
+    // deadlocked against a frame released at the same moment (seen in swift test). Safe: the
+    // stream is freed only after its pulling thread, the only caller of this function, ended.
+    if (out == CAMHAL_PW_NEXT_FRAME) {
+        pthread_mutex_lock(&s->mutex);
+        s->outstanding++;
+        pthread_mutex_unlock(&s->mutex);
+    }
     return out;
 }
 
