@@ -15,31 +15,50 @@ struct AnalysisTests {
         #expect(await waitStreaming(camera))
         let analyzed = Locked([UInt64]())
         let ages = Locked([Double]())
+        let durations = Locked([Double]())
         let analysis = camera.analyze { frame in
+            let start = ProcessInfo.processInfo.systemUptime
             analyzed.withLock { $0.append(frame.sequence) }
-            ages.withLock { $0.append(ProcessInfo.processInfo.systemUptime - frame.timestamp) }
+            ages.withLock { $0.append(start - frame.timestamp) }
             Thread.sleep(forTimeInterval: 0.15)
+            durations.withLock { $0.append(ProcessInfo.processInfo.systemUptime - start) }
         }
-        // A second consumer must keep getting every frame meanwhile: its sequence numbers have no gap.
+        // A second consumer must keep getting every frame meanwhile. The test runs for a number of
+        // frames, not a time: a loaded CI machine slows the camera, and the checks below are
+        // relations between counts that hold at any speed.
         let other = camera.frames(policy: .block(capacity: 2))
-        let counter = Task { () -> [UInt64] in var seen: [UInt64] = []; for await f in other { seen.append(f.sequence) }; return seen }
-        try await Task.sleep(nanoseconds: 1_600_000_000)
-        other.cancel()
+        let counter = Task { () -> [UInt64] in
+            var seen: [UInt64] = []
+            for await f in other {
+                seen.append(f.sequence)
+                if seen.count >= 48 { break }
+            }
+            return seen
+        }
+        // A guard, not a timing assertion: a stalled stream ends the wait and fails below.
+        let deadline = Task { try? await Task.sleep(nanoseconds: 30_000_000_000); other.cancel() }
         let otherSequences = await counter.value
+        deadline.cancel()
+        other.cancel()
         let otherFrames = otherSequences.count
         await analysis.stop()
         let stats = analysis.stats
         let state = camera.currentState
         await camera.stop()
         #expect(state.status == .running && state.isPreviewActive, "\(state)")
-        #expect(stats.analyzed >= 6 && stats.analyzed <= 12, "\(stats)")
-        #expect(stats.dropped >= 20, "\(stats)")
-        // Structural, not timed (a loaded CI machine delays threads, not the logic): the other
-        // consumer kept getting frames. (Sequence gaps are legal here: the virtual camera skips a
-        // frame when every pool buffer is held, which is back-pressure reaching the device.)
-        #expect(otherFrames >= 20, "other consumer got \(otherFrames) frames in 1.6 s at 30 fps")
+        // The other consumer kept getting frames: 48 arrived (the whole run waits for them).
+        #expect(otherFrames == 48, "other consumer got \(otherFrames) frames")
+        // The slow analyzer ran, but could not take every frame: each 0.15 s analysis spans
+        // several 30 fps frames, so it saw at most half of what the other consumer saw.
+        #expect(stats.analyzed >= 3 && stats.analyzed <= otherFrames / 2, "\(stats)")
+        // Drops are counted: every frame offered to the analysis (at least every frame the other,
+        // later-subscribed and earlier-cancelled consumer saw) was analyzed or counted as dropped;
+        // 2 of slack for the frame in flight and the one pending at stop.
+        #expect(stats.analyzed + stats.dropped >= otherFrames - 2, "\(stats) for \(otherFrames) frames")
         // R1: in order. Would catch what this check found under load: 25, 27, 26, 28, a frame
         // queued by a producer that had waited for room while the consumer had already parked.
+        // (Sequence gaps are legal here: the virtual camera skips a frame when every pool buffer
+        // is held, which is back-pressure reaching the device.)
         let backwards = zip(otherSequences, otherSequences.dropFirst()).filter { $1 <= $0 }
         #expect(backwards.isEmpty, "frames out of order: \(backwards.prefix(5))")
         // Newest frame, never a backlog: a queue would hand the 0.15 s analyzer consecutive frames
@@ -48,9 +67,11 @@ struct AnalysisTests {
         let steps = zip(seqs, seqs.dropFirst()).map { $1 - $0 }.sorted()
         let medianStep = steps.isEmpty ? 0 : steps[steps.count / 2]
         #expect(medianStep >= 3, "analyzed sequence steps \(steps): a backlog, not the newest frame")
-        // And no frame waited behind more than one analysis (a backlog of two would be >= 0.3 s).
+        // And no frame waited behind more than one analysis: a backlog of two would be older than
+        // two analyses as long as they really took (a loaded machine stretches the 0.15 s sleep).
         let worst = ages.value.max() ?? 1
-        #expect(worst < 0.3, "oldest frame handed to the analyzer was \(worst) s old")
+        let longest = durations.value.max() ?? 0.15
+        #expect(worst < 2 * longest, "oldest frame handed to the analyzer was \(worst) s old (longest analysis \(longest) s)")
     }
 
     static let cases: [(name: String, command: String, format: BarcodeFormat, value: String)] = [
