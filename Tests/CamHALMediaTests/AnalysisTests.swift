@@ -51,10 +51,9 @@ struct AnalysisTests {
         // The slow analyzer ran, but could not take every frame: each 0.15 s analysis spans
         // several 30 fps frames, so it saw at most half of what the other consumer saw.
         #expect(stats.analyzed >= 3 && stats.analyzed <= otherFrames / 2, "\(stats)")
-        // Drops are counted: every frame offered to the analysis (at least every frame the other,
-        // later-subscribed and earlier-cancelled consumer saw) was analyzed or counted as dropped;
-        // 2 of slack for the frame in flight and the one pending at stop.
-        #expect(stats.analyzed + stats.dropped >= otherFrames - 2, "\(stats) for \(otherFrames) frames")
+        // Drops are counted: the analyzer took at most half of the frames, so at least half of
+        // those the other consumer saw went by it, each counted as dropped.
+        #expect(stats.dropped >= otherFrames / 2 - 2, "\(stats) for \(otherFrames) frames")
         // R1: in order. Would catch what this check found under load: 25, 27, 26, 28, a frame
         // queued by a producer that had waited for room while the consumer had already parked.
         // (Sequence gaps are legal here: the virtual camera skips a frame when every pool buffer

@@ -214,15 +214,17 @@ struct GStreamerBackendTests {
         camera.start()
         _ = await collect(camera.frames(policy: .keepOnlyLatest)) { $0.count >= 1 }
         camera.rampZoomRatio(4, durationMs: 500)
-        let frames = await collect(stream) { $0.count >= 30 }
+        // Until the ramp's end shows (a starved reader back-pressures the source, so the frames
+        // it reads may lag the 500 ms ramp), and at least 30 frames.
+        let frames = await collect(stream) { $0.count >= 120 || ($0.count >= 30 && $0.last!.fieldOfView.width < 0.3) }
         await camera.stop()
-        try #require(frames.count == 30)
+        try #require(frames.count >= 30)
         let widths = frames.map(\.fieldOfView.width)
         #expect(zip(widths, widths.dropFirst()).allSatisfy { $1 <= $0 + 1e-9 }, "field of view only narrows: \(widths)")
         #expect(widths.last! < 0.3, "reached ~1/4: \(widths.last!)")
         #expect(frames.allSatisfy { $0.width == 640 && $0.height == 480 })
         let seqs = frames.map(\.sequence)
-        #expect(seqs.last! - seqs.first! == 29, "no frame lost while the crop changes: \(seqs)")
+        #expect(seqs.last! - seqs.first! == UInt64(frames.count - 1), "no frame lost while the crop changes: \(seqs)")
         // The source stamps frame n at n/30 s: a frame lost anywhere in the pipeline (not only at
         // the appsink, which the sequence numbers count) leaves a 67 ms step.
         let steps = zip(frames, frames.dropFirst()).map { $1.timestamp - $0.timestamp }
