@@ -49,4 +49,19 @@ enum GStreamerRuntime {
         return detail.isEmpty ? text : "\(text) (\(detail))"
     }
 }
+extension I420Image {
+    /// A read-only GStreamer buffer over this image's storage, zero-copy: the buffer keeps the
+    /// image alive and releases it when GStreamer frees the buffer. Nil if GStreamer refuses.
+    func wrappedInGstBuffer() -> UnsafeMutablePointer<GstBuffer>? {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        guard let buffer = gst_buffer_new_wrapped_full(
+            GST_MEMORY_FLAG_READONLY, storage, gsize(byteCount), 0, gsize(byteCount), box,
+            { p in if let p { Unmanaged<I420Image>.fromOpaque(p).release() } })
+        else {
+            Unmanaged<I420Image>.fromOpaque(box).release()
+            return nil
+        }
+        return buffer
+    }
+}
 #endif

@@ -431,12 +431,7 @@ public final class Recording: @unchecked Sendable {
             state.withLock { $0.dropped += 1 }
             return
         }
-        let box = Unmanaged.passRetained(image).toOpaque()
-        guard let buffer = gst_buffer_new_wrapped_full(
-            GST_MEMORY_FLAG_READONLY, image.storage, gsize(image.byteCount), 0, gsize(image.byteCount), box,
-            { p in if let p { Unmanaged<I420Image>.fromOpaque(p).release() } })
-        else {
-            Unmanaged<I420Image>.fromOpaque(box).release()
+        guard let buffer = image.wrappedInGstBuffer() else {
             return
         }
         camhal_gst_buffer_set_pts(buffer, GstClockTime(pts))
