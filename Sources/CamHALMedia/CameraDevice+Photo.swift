@@ -8,7 +8,8 @@ extension CameraDevice {
     /// per `settings.mirror`, JPEG-encoded with EXIF orientation.
     ///
     /// The session must be running (or starting): like AVCapturePhotoOutput and CameraX, a session
-    /// that was never started is an error (`configurationFailed`, at once), not an implicit start.
+    /// that was never started is an error (`configurationFailed`, once a 0.5 s grace for a `start()` just issued has
+    /// passed), not an implicit start.
     /// It never hangs: no frame within `settings.timeout` is `CameraError.timeout`.
     public func capturePhoto(_ settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
         try settings.validate()
