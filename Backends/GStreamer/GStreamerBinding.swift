@@ -418,7 +418,7 @@ final class CropControl: @unchecked Sendable {
             gst_caps_unref(caps)
         }
         if (want != have || width != size.0 || height != size.1), width > 0, height > 0 {
-            func even(_ v: Double) -> Int { Int((v / 2).rounded(.down)) * 2 }
+            func even(_ v: Double) -> Int { Int(even: v, rounding: .down) }
             let cw = max(2, min(width, even(Double(width) / want + 1)))
             let ch = max(2, min(height, even(Double(height) / want + 1)))
             let left = even(Double(width - cw) / 2 + 1), top = even(Double(height - ch) / 2 + 1)

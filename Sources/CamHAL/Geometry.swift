@@ -12,6 +12,31 @@ public struct Size: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)" }
 }
 
+extension Size: LosslessStringConvertible {
+    /// Parses `WIDTHxHEIGHT` (`640x480`, `1920X1080`): both numbers positive, nothing else around
+    /// them. Returns nil for anything else, so a caller can name the bad text in its error.
+    public init?(_ description: String) {
+        let parts = description.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+}
+
+extension Int {
+    /// `value` rounded to an even integer (`rule` applied to `value / 2`), never below `minimum`;
+    /// a value that is not finite gives `minimum`. The one even-rounding helper: subsampled
+    /// (4:2:0, 4:2:2) pixels need even sizes and offsets in crops, scales and selections.
+    package init(even value: Double, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero, minimum: Int = 0) {
+        guard value.isFinite else {
+            self = minimum
+            return
+        }
+        // Clamped so a huge value (a zoom factor near 0) cannot trap converting to Int.
+        let half = Swift.min(Swift.max((value / 2).rounded(rule), -4e18), 4e18)
+        self = Swift.max(minimum, Int(half) * 2)
+    }
+}
+
 /// A point in normalized coordinates: {0,0} is the top-left, {1,1} the bottom-right.
 public struct NormalizedPoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Horizontal position, 0 at the left edge, 1 at the right.
@@ -92,11 +117,10 @@ public struct PixelRect: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The pixel rectangle of `rect` inside a `width` x `height` image, on even coordinates so
     /// subsampled (4:2:0, 4:2:2) formats stay aligned.
     public static func from(_ rect: NormalizedRect, width: Int, height: Int) -> PixelRect {
-        func even(_ v: Double) -> Int { Int((v / 2).rounded()) * 2 }
-        let w = max(2, min(width, even(rect.width * Double(width))))
-        let h = max(2, min(height, even(rect.height * Double(height))))
-        let x = max(0, min(width - w, even(rect.x * Double(width))))
-        let y = max(0, min(height - h, even(rect.y * Double(height))))
+        let w = max(2, min(width, Int(even: rect.width * Double(width))))
+        let h = max(2, min(height, Int(even: rect.height * Double(height))))
+        let x = max(0, min(width - w, Int(even: rect.x * Double(width))))
+        let y = max(0, min(height - h, Int(even: rect.y * Double(height))))
         return PixelRect(x: x, y: y, width: w, height: h)
     }
 }

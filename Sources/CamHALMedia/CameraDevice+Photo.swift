@@ -56,8 +56,8 @@ public enum PhotoEncoder {
     public static func outputSize(visible: Size, maxSize: Size?) -> Size {
         guard let m = maxSize, visible.width > m.width || visible.height > m.height else { return visible }
         let scale = min(Double(m.width) / Double(visible.width), Double(m.height) / Double(visible.height))
-        func even(_ v: Double) -> Int { max(2, Int(v / 2) * 2) }
-        return Size(width: even(Double(visible.width) * scale), height: even(Double(visible.height) * scale))
+        return Size(width: Int(even: Double(visible.width) * scale, rounding: .towardZero, minimum: 2),
+                    height: Int(even: Double(visible.height) * scale, rounding: .towardZero, minimum: 2))
     }
 
     /// Encodes `frame` as a photo under `settings`; `device` supplies facing and name.

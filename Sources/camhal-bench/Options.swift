@@ -79,11 +79,8 @@ struct Options {
                 format = p
             case "--size":
                 let s = try v()
-                let parts = s.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-                guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-                    throw BenchError("option --size: '\(s)' is not WIDTHxHEIGHT (e.g. 640x480)")
-                }
-                size = Size(width: w, height: h)
+                guard let parsed = Size(s) else { throw BenchError("option --size: '\(s)' is not WIDTHxHEIGHT (e.g. 640x480)") }
+                size = parsed
             case "--fps":
                 let s = try v()
                 guard let d = Double(s), d > 0, d.isFinite else { throw BenchError("option --fps: '\(s)' is not a positive number") }

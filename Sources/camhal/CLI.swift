@@ -100,12 +100,8 @@ struct Arguments {
         return p
     }
 
-    /// The CLI's one `WIDTHxHEIGHT` parser: both numbers positive.
-    static func parseSize(_ text: String) -> Size? {
-        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
-        return Size(width: w, height: h)
-    }
+    /// `WIDTHxHEIGHT`, through the package's one parser (`Size(_:)`).
+    static func parseSize(_ text: String) -> Size? { Size(text) }
 
     /// The CLI's one FourCC parser: `PixelFormat(fourCC:)` (1 to 4 printable ASCII characters,
     /// padded with spaces, optionally `-BE`).

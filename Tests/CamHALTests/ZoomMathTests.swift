@@ -117,6 +117,22 @@ struct ValueTypeTests {
         #expect(PixelRect.from(.centered(zoomFactor: .nan), width: 64, height: 48) == PixelRect(x: 0, y: 0, width: 64, height: 48))
     }
 
+    @Test func evenRoundingFollowsItsRuleAndNeverTraps() {
+        #expect(Int(even: 5) == 6 && Int(even: 4.9) == 4 && Int(even: 3) == 4)
+        #expect(Int(even: 5.9, rounding: .down) == 4 && Int(even: 7.9, rounding: .towardZero) == 6)
+        #expect(Int(even: 0.4, minimum: 2) == 2)
+        #expect(Int(even: .nan, minimum: 2) == 2 && Int(even: .infinity) == 0)
+        #expect(Int(even: 1e300) % 2 == 0 && Int(even: -1e300) == 0 && Int(even: -1e300, minimum: .min) < 0)
+    }
+
+    @Test func sizeParsesWidthByHeightOnly() {
+        #expect(Size("640x480") == Size(width: 640, height: 480) && Size("1920X1080") == Size(width: 1920, height: 1080))
+        for bad in ["", "640", "640x", "x480", "0x480", "640x-1", "640x480x2", " 640x480", "6 40x480"] {
+            #expect(Size(bad) == nil, "accepted '\(bad)'")
+        }
+        #expect(Size(Size(width: 7, height: 9).description) == Size(width: 7, height: 9))
+    }
+
     @Test func errorsNameTheBadValue() {
         #expect("\(CameraError.unknownDevice(id: "cam9", backend: "v4l2"))".contains("cam9"))
         #expect("\(CameraError.unknownBackend("v4l3", known: ["v4l2"]))".contains("v4l3"))

@@ -10,9 +10,8 @@ package enum LibCameraGeometry {
     /// smaller than `minimum` (the ScalerCrop ControlInfo's min, or nothing).
     public static func scalerCrop(factor: Double, maximum: SensorRect, minimum: Size?) -> SensorRect {
         let f = factor.isFinite ? max(1, factor) : 1
-        func even(_ v: Double) -> Int { max(2, Int((v / 2).rounded()) * 2) }
-        var w = min(maximum.width, even(Double(maximum.width) / f))
-        var h = min(maximum.height, even(Double(maximum.height) / f))
+        var w = min(maximum.width, Int(even: Double(maximum.width) / f, minimum: 2))
+        var h = min(maximum.height, Int(even: Double(maximum.height) / f, minimum: 2))
         if let minimum, minimum.width > 0, minimum.height > 0 {
             w = max(w, min(maximum.width, minimum.width))
             h = max(h, min(maximum.height, minimum.height))

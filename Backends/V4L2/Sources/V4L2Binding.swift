@@ -467,8 +467,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// whole frame (the driver scales). Falls back to the frame path when the driver cannot.
     private func applyCrop(factor: Double) -> ZoomApplication {
         guard cropUsable, let bounds = cropBounds, core.fd.isOpen else { return .none }
-        func even(_ v: Double) -> Int32 { Int32((v / 2).rounded()) * 2 }
-        let w = max(2, even(Double(bounds.width) / factor)), h = max(2, even(Double(bounds.height) / factor))
+        let w = Int32(clamping: Int(even: Double(bounds.width) / factor, minimum: 2))
+        let h = Int32(clamping: Int(even: Double(bounds.height) / factor, minimum: 2))
         var s = v4l2_selection()
         s.type = V4L2Formats.captureType
         s.target = UInt32(V4L2_SEL_TGT_CROP)
