@@ -649,7 +649,8 @@ static void on_process(void *data) {
     struct pw_buffer *pwb;
     while ((pwb = pw_stream_dequeue_buffer(s->stream)) != NULL) {
         struct buf *b = pwb->user_data;
-        if (!b || s->stopped) { pw_stream_queue_buffer(s->stream, pwb); continue; }
+        // Atomic: TSan once reported this read against stop()'s write (see scripts/sanitizers/tsan.supp).
+        if (!b || __atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE)) { pw_stream_queue_buffer(s->stream, pwb); continue; }
         if (s->n_ready == READY_MAX) {
             // The app is behind: hand the oldest waiting buffer back (a live camera drops).
             pw_stream_queue_buffer(s->stream, s->ready[0]->pwb);
@@ -910,7 +911,7 @@ void camhal_pw_stream_release(camhal_pw_stream *s, void *buffer) {
 
 void camhal_pw_stream_stop(camhal_pw_stream *s) {
     pw_thread_loop_lock(s->conn->loop);
-    s->stopped = 1;
+    __atomic_store_n(&s->stopped, 1, __ATOMIC_RELEASE);
     while (s->n_ready > 0) {
         pw_stream_queue_buffer(s->stream, s->ready[0]->pwb);
         drop_ready(s, s->ready[0]);
