@@ -156,8 +156,11 @@ struct CameraSessionTests {
         cam.setZoomRatio(3.5)
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        // Only snapshots after the injection count (by sequence): on a loaded machine the watchdog may already
+        // have reported (and cleared) an interruption of its own before it (seen under TSan).
+        let before = cam.currentState.sequence
         backend.inject(.silentStall(seconds: 1), deviceID: "virtual-back")
-        let stalled = try #require(await waitFor(states, timeout: 3) { $0.status == .interrupted })
+        let stalled = try #require(await waitFor(states, timeout: 3) { $0.sequence > before && $0.status == .interrupted })
         #expect(!stalled.isPreviewActive)
         let back = try #require(await waitFor(states, timeout: 5) { $0.sequence > stalled.sequence && $0.isPreviewActive })
         #expect(back.status == .running && back.zoomRatio == 3.5 && back.activeLens?.kind == .telephoto)
@@ -176,8 +179,11 @@ struct CameraSessionTests {
         cam.setTorch(true)
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        // Only snapshots after the injection count (by sequence): on a loaded machine the watchdog may already
+        // have reported (and cleared) an interruption of its own before it (seen under TSan).
+        let before = cam.currentState.sequence
         backend.inject(.silentStall(seconds: 30), deviceID: "virtual-back")
-        let stalled = try #require(await waitFor(states, timeout: 3) { $0.status == .interrupted })
+        let stalled = try #require(await waitFor(states, timeout: 3) { $0.sequence > before && $0.status == .interrupted })
         // The restart binds a new stream (the stalled one is closed), and the torch comes back.
         let back = try #require(await waitFor(states, timeout: 5) { $0.sequence > stalled.sequence && $0.isPreviewActive })
         #expect(states.value.contains { $0.sequence > stalled.sequence && $0.status == .starting })
