@@ -208,6 +208,9 @@ enum SourceAllowlist {
         if let name = GStreamerParserCrashers.referencedNames(in: description).first {
             throw refuse("it refers to an element by name ('\(name).'): element references are not accepted, because several forms crash GStreamer 1.22's parser; link a branching pipeline in code")
         }
+        // Everything outside a linear chain of elements and caps is refused before the parser
+        // sees it (DescriptionSyntax: the screens above keep their more specific messages).
+        if let why = DescriptionSyntax.problem(in: description) { throw refuse(why) }
         // Counted before parsing too: linking is what makes the parser slow.
         let links = description.reduce(0) { $0 + ($1 == "!" ? 1 : 0) }
         guard links < maxElements else {

@@ -74,8 +74,10 @@ import Testing
         let reason2 = try #require(refusal(many))
         #expect(reason2.contains("elements") && reason2.contains("at most 24"), "\(reason2)")
         let unlinked = "videotestsrc " + String(repeating: "queue ", count: 40)
+        // Unlinked elements are outside the accepted grammar now (DescriptionSyntax), refused
+        // before the parser or the element count sees them.
         let reason3 = try #require(refusal(unlinked))
-        #expect(reason3.contains("at most 24"), "\(reason3)")
+        #expect(reason3.contains("'queue' is not property=value"), "\(reason3)")
     }
 
     /// Found by Fuzz/FuzzSourceDescription: GStreamer 1.22's parser crashes the process (SIGSEGV)
@@ -126,6 +128,32 @@ import Testing
         #expect(GStreamerParserCrashers.referencedNames(
             in: "filesrc location=a.mp4 ! video/x-raw,framerate=30/1 ! textoverlay text=\"a. b.\" ! x .src") == [])
         #expect(GStreamerParserCrashers.unresolvedReference(in: "videotestsrc ! tee name=t t. ! queue") == nil)
+    }
+
+    /// Found by Fuzz/FuzzSourceDescription in CI (a fourth parser crash, SIGSEGV at
+    /// libgstreamer+0x36b04): a quote inside a word (`name-t't.`) hid a reference from the
+    /// reference screen. Everything outside a linear chain of elements and caps is now refused
+    /// before parsing, in every mode. Would catch: the grammar screen removed or loosened to let
+    /// groups, references, stray quotes or control characters through.
+    @Test func onlyALinearChainReachesTheParser() throws {
+        for (d, part) in [
+            ("\u{3}vitsrc ! (tee name-t't. ! queue ! idenvaapi) ! \u{1d}]d:eze", "control character"),
+            ("vitsrc ! (tee name-t't. ! queue ! idenvaapi) ! d:eze", "never closed"),
+            ("vitsrc ! (tee name-t't'. ! queue ! idenvaapi) ! d:eze", "group"),
+            ("videotestsrc ! tee name-t't'. ! queue", "not property=value"),
+            ("videotestsrc ! identity name=a'b'", "quotes and parentheses only inside a quoted value"),
+            ("videotestsrc pattern=\"ball", "never closed"),
+            ("videotestsrc ! ! identity", "nothing between"),
+            ("videotestsrc ! video/x-raw(memory:x) ! identity", "parenthesis only as a type"),
+        ] {
+            #expect { try GStreamerSource.description(d, allowPipeline: true) } throws: { e in "\(e)".contains(part) }
+        }
+        for d in ["videotestsrc pattern = ball ! video/x-raw, width=(int)320, framerate=30/1 ! identity",
+                  "videotestsrc ! textoverlay text=\"a (b) ! 'c'\" font-desc='Sans 8' ! videoconvert",
+                  "videotestsrc ! capsfilter caps=\"video/x-raw,width=(int)64\" ! queue name=q1"] {
+            #expect(DescriptionSyntax.problem(in: d) == nil, "\(d): \(DescriptionSyntax.problem(in: d) ?? "")")
+            #expect(refusal(d) == nil, "\(d)")
+        }
     }
 }
 #endif
