@@ -53,12 +53,16 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
     /// `location`) are refused unless `policy.allowsLocalFiles` is set.
     ///
     /// A description is at most `SourceAllowlist.maxLength` (2048) bytes and
-    /// `SourceAllowlist.maxElements` (24) elements. Refusals throw `CameraError.invalidArgument`
-    /// naming the element and the rule.
+    /// `SourceAllowlist.maxElements` (24) elements, and in every mode a linear chain:
+    /// `element property=value ... ! caps ! element ...`, quotes only around a whole value. Groups
+    /// (`( ... )`) and element references (`t.`) are refused because several malformed forms of
+    /// them crash GStreamer 1.22's parser; link a branching pipeline in code. Refusals throw
+    /// `CameraError.invalidArgument` naming the element and the rule.
     ///
     /// - Parameters:
     ///   - policy: what the description may reach beyond the allowlist (nothing by default).
-    ///   - allowPipeline: the app's own trusted pipeline: any element (the size limits still apply).
+    ///   - allowPipeline: the app's own trusted pipeline: any element (the size limits and the
+    ///     linear-chain syntax still apply).
     public static func description(_ description: String, policy: GStreamerBackend.SourcePolicy = .default, allowPipeline: Bool = false) throws(CameraError) -> GStreamerSource {
         let trimmed = description.trimmingCharacters(in: .whitespacesAndNewlines)
         try SourceAllowlist.validate(trimmed, original: description, policy: policy, allowPipeline: allowPipeline)
