@@ -54,6 +54,10 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
     // R5d: a buffer the driver hands back marked erroneous (V4L2_BUF_FLAG_ERROR) never reaches
     // the app and is counted as dropped by the driver, with a framesDropped warning. Catches: an
     // erroneous buffer dropped in silence, or delivered as a good frame.
+    // The fault is injected up to three times: vivid marks the buffer of its next capture tick,
+    // but more than one of its threads clears the request (the touch thread's tick clears it
+    // whether or not it marked a buffer), so one injection can mark nothing (seen once on
+    // vivid's HDMI input in CI). A backend that drops erroneous buffers in silence fails all three.
     Check("R5d", "an erroneous buffer is counted as a dropped frame") { ctx in
         guard let faults = ctx.injector(for: .bufferError) else {
             return .skip("no way to make this device mark a buffer erroneous from a test (the virtual camera's hooks and vivid's error injection can)")
@@ -63,9 +67,13 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         let before = cam.frameStatistics.droppedByDriver
-        try await faults.inject(.bufferError)
-        guard await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "framesDropped" }) != nil else {
-            throw CheckFailure(reason: "no framesDropped warning after an erroneous buffer; statistics \(cam.frameStatistics)")
+        var warned = false
+        for _ in 1...3 where !warned {
+            try await faults.inject(.bufferError)
+            warned = await rec.wait(timeout: ctx.timeout(3), after: mark, { $0.warning?.code == "framesDropped" }) != nil
+        }
+        guard warned else {
+            throw CheckFailure(reason: "no framesDropped warning after 3 injected erroneous buffers; statistics \(cam.frameStatistics), \(cam.currentState)")
         }
         try expect(cam.frameStatistics.droppedByDriver > before, "statistics \(cam.frameStatistics) (had \(before) before)")
         return .ok
