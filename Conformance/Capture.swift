@@ -154,11 +154,17 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             throw CheckFailure(reason: "source too slow to measure: \(sample.count) frames")
         }
         let work = max(0.2, 3 * (last.timestamp - first.timestamp) / 4)
-        let ages = Locked([Double]())
+        // How many frames the device had delivered past the one the analyzer is handed: counted
+        // in frames, not seconds, so a pipeline's own latency (GStreamer's conversions under
+        // emulation: 0.48 s in CI) is not mistaken for a backlog.
+        let newest = Locked<UInt64>(0)
+        cam.setFrameHandler { f in newest.withLock { $0 = max($0, f.sequence) } }
+        defer { cam.setFrameHandler(nil) }
+        let behind = Locked([Int]())
         let scanner = BarcodeScanner()
         let scanFailures = Locked(0)
         let analysis = cam.analyze { frame in
-            ages.withLock { $0.append(ProcessInfo.processInfo.systemUptime - frame.timestamp) }
+            behind.withLock { $0.append(Int(newest.value) - Int(frame.sequence)) }
             if (try? scanner.scan(frame)) == nil { scanFailures.withLock { $0 += 1 } }
             Thread.sleep(forTimeInterval: work)
         }
@@ -176,12 +182,12 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try expect(stats.dropped > 0, "a \(Int(work * 1000)) ms analyzer on a \(otherFrames) frame stream dropped nothing: \(stats)")
         let s = cam.currentState
         try expect(s.status == .running && s.isPreviewActive, "stream stalled: \(s)")
-        // Frame age at hand-over: the newest frame, not a backlog (allow two frame intervals plus slack).
-        // Only meaningful when the backend stamps frames on the monotonic clock (V4L2, virtual).
-        let sorted = ages.value.filter { $0 >= 0 && $0 < 10 }.sorted()
+        // The newest frame, not a backlog: at hand-over, the median analyzed frame is at most two
+        // device frames behind the newest delivered (a queue-fed analyzer falls further behind
+        // with every analysis: about work / interval frames each).
+        let sorted = behind.value.sorted()
         let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-        let interval = max(1.0 / 60, seconds / Double(max(1, otherFrames)))
-        try expect(median < 2 * interval + ctx.timeout(0.05), "analyzer got frames \(median) s old (frame interval \(interval) s)")
+        try expect(median <= 2, "the analyzer was handed frames \(median) frames behind the newest (all: \(sorted))")
         return .ok
     },
 ])
