@@ -30,9 +30,10 @@ enum DescriptionSyntax {
     static let nameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+".unicodeScalars)
     static let capsCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/.,=:;[]{}<>\"' \t".unicodeScalars)
 
-    /// The text between `!`s (outside quotes, not escaped), or nil when a quote is left open.
-    static func split(_ c: [Unicode.Scalar]) -> [[Unicode.Scalar]]? {
-        var segments: [[Unicode.Scalar]] = []
+    /// `c` cut at every scalar `isCut` accepts outside quotes and not escaped (the cut scalar
+    /// dropped, quotes and escapes kept in the pieces), or nil when a quote is left open.
+    static func pieces(_ c: [Unicode.Scalar], cutAt isCut: (Unicode.Scalar) -> Bool) -> [[Unicode.Scalar]]? {
+        var pieces: [[Unicode.Scalar]] = []
         var current: [Unicode.Scalar] = []
         var quote: Unicode.Scalar?
         var i = 0
@@ -47,8 +48,8 @@ enum DescriptionSyntax {
                 if ch == q { quote = nil }
             } else if ch == "\"" || ch == "'" {
                 quote = ch
-            } else if ch == "!" {
-                segments.append(current)
+            } else if isCut(ch) {
+                pieces.append(current)
                 current = []
                 i += 1
                 continue
@@ -57,37 +58,18 @@ enum DescriptionSyntax {
             i += 1
         }
         guard quote == nil else { return nil }
-        segments.append(current)
-        return segments
+        pieces.append(current)
+        return pieces
     }
+
+    /// The text between `!`s (outside quotes, not escaped), or nil when a quote is left open.
+    static func split(_ c: [Unicode.Scalar]) -> [[Unicode.Scalar]]? { pieces(c) { $0 == "!" } }
 
     /// The words of a segment (split at whitespace outside quotes, escapes kept), with
     /// `key = value` joined into one word as gst-launch reads it.
     static func words(_ segment: [Unicode.Scalar]) -> [[Unicode.Scalar]] {
-        var raw: [[Unicode.Scalar]] = []
-        var word: [Unicode.Scalar] = []
-        var quote: Unicode.Scalar?
-        var i = 0
-        while i < segment.count {
-            let ch = segment[i]
-            if ch == "\\", i + 1 < segment.count {
-                word += [ch, segment[i + 1]]
-                i += 2
-                continue
-            }
-            if let q = quote {
-                if ch == q { quote = nil }
-                word.append(ch)
-            } else if whitespace.contains(ch) {
-                if !word.isEmpty { raw.append(word) }
-                word = []
-            } else {
-                if ch == "\"" || ch == "'" { quote = ch }
-                word.append(ch)
-            }
-            i += 1
-        }
-        if !word.isEmpty { raw.append(word) }
+        // A segment of `split` never leaves a quote open.
+        let raw = (pieces(segment, cutAt: whitespace.contains) ?? [segment]).filter { !$0.isEmpty }
         var joined: [[Unicode.Scalar]] = []
         for w in raw {
             if let last = joined.last, last.last == "=" || w.first == "=" {
