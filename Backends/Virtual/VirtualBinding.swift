@@ -25,6 +25,8 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var refusedReleases = 0
         var physics: VirtualPhysics
         var antiFlicker = AntiFlickerMode.auto
+        /// A frame passed its last pause check and is being handed over (see `pause`).
+        var delivering = false
     }
 
     weak var backend: VirtualBackend?
@@ -35,6 +37,7 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     let pool: BufferPool
     private let finished = DispatchSemaphore(value: 0)
     private let started = Locked(false)
+    private let streamingThread = Locked<ObjectIdentifier?>(nil)
 
     let scene: VirtualScene
 
@@ -51,7 +54,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
 
     func startStreaming() {
         started.set(true)
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            streamingThread.set(ObjectIdentifier(Thread.current))
+            run()
+        }
         thread.name = "camhal.virtual.\(deviceID)"
         thread.start()
     }
@@ -111,6 +117,19 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
                 let bpr = w * (format.pixelFormat.packedBytesPerPixel ?? 2)
                 planes = [FramePlane(baseAddress: UnsafeRawPointer(buffer), length: bpr * h, bytesPerRow: bpr)]
             }
+            // Exposed before a pause but not yet handed over: the source stopped sending, so the
+            // frame is lost (its sequence number reused), never delivered after `pause` returned.
+            let handOver = optics.withLock { o -> Bool in
+                if let until = o.pausedUntil, until > Date() { return false }
+                o.delivering = true
+                return true
+            }
+            guard handOver else {
+                pool.give(buffer)
+                sequence -= 1
+                continue
+            }
+            defer { optics.withLock { $0.delivering = false } }
             let pool = self.pool, optics = self.optics, sink = self.sink, id = deviceID, number = sequence
             let slot = BufferPool.Slot(pointer: buffer)
             let frame = Frame(
@@ -179,8 +198,17 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         backend?.released(self)
     }
 
+    /// Stops the source for `seconds`. When it returns no frame comes until the pause ends: a
+    /// frame rendered before it is dropped, and one already being handed over is waited for (at
+    /// most 2 s, as a blocking consumer can hold the hand-over; never on the streaming thread
+    /// itself, where a frame handler may inject). Under a sanitizer's slowdown a frame rendered
+    /// before the pause had arrived 14 ms after it, inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
+        if streamingThread.value != ObjectIdentifier(Thread.current) {
+            let deadline = Date(timeIntervalSinceNow: 2)
+            while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(1_000) }
+        }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }
 

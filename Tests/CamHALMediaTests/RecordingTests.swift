@@ -71,14 +71,19 @@ struct RecordingTests {
         var started: RecordingInfo?
         var statuses: [RecordingStats] = []
         var final: (RecordingStats, CameraError?)?
+        // Runs until two status events and 50 frames (about 2 s at 30 fps), not for a fixed time:
+        // a sanitizer's slowdown made a 2.2 s recording hold 17 frames. The guard only ends a
+        // recording that stalls; the frame count below then fails.
         let stopper = Task {
-            try? await Task.sleep(nanoseconds: 2_200_000_000)
+            try? await Task.sleep(nanoseconds: 60_000_000_000)
             rec.stop()
         }
         for await e in rec.events {
             switch e {
             case .started(let info): started = info
-            case .status(let s): statuses.append(s)
+            case .status(let s):
+                statuses.append(s)
+                if statuses.count >= 2 && s.frames >= 50 { rec.stop() }
             case .finalized(_, let s, let err): final = (s, err)
             }
         }
