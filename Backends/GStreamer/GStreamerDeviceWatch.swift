@@ -1,24 +1,52 @@
 #if GStreamer
 import CGStreamer
 import CamHAL
+import CamHALV4L2
 import Foundation
 
-/// Hot-plug events (D3) from GStreamer's device providers, each started on its own (a monitor
-/// would hide the v4l2 provider behind libcamera's). One thread polls their buses; devices present
-/// when the watch starts are not reported as added.
+/// Hot-plug events (D3) from GStreamer's device providers, each asked on its own (a monitor
+/// would hide the v4l2 provider behind libcamera's). Devices present when the watch starts are
+/// not reported as added. Two ways, by provider:
+///
+/// - `v4l2deviceprovider` is never started. Started, it learns of hot-plug only from udevd's
+///   uevents (GUdev), which a machine without udevd (containers, minimal images, CamHAL's test VM)
+///   never sends, and it answers every later probe in the process from its cached list, so a
+///   replugged webcam stayed "removed" for the whole process. Instead `/dev` is watched with
+///   inotify (devtmpfs adds and removes `/dev/video*` with or without udevd) and, after each
+///   change, the provider probes afresh and the difference to the devices known is reported.
+///   A new node may not open at once (the driver still registering it), so the probe is repeated
+///   for `settleSeconds` after the last change.
+/// - Every other provider (`pipewiredeviceprovider`, ...) is started, and one thread polls the
+///   buses.
 final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
+    private static let nodeProvider = "v4l2deviceprovider"
     private let stopping = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
     private let cancelled = Locked(false)
 
-    init(backend: GStreamerBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) {
-        let known = Set(GStreamerDevices.probe().devices.map(\.descriptor.id))
+    init(backend: GStreamerBackend, settleSeconds: Double = 2, handler: @escaping @Sendable (DeviceEvent) -> Void) {
+        let names = GStreamerDevices.providerNames
+        let started = names.filter { $0 != Self.nodeProvider }
+        let polled = names.contains(Self.nodeProvider)
+        let known = Set(GStreamerDevices.probe(providers: started).devices.map(\.descriptor.id))
+        let initialNodes = Set(polled ? GStreamerDevices.probe(providers: [Self.nodeProvider]).devices.map(\.descriptor.id) : [])
+        // Until when to probe the v4l2 provider again (a change under /dev sets it).
+        let rescanUntil = Locked<Date?>(nil)
+        let nodeWatch: DirectoryWatch? =
+            polled
+            ? try? DirectoryWatch(directory: "/dev") { change in
+                switch change {
+                case .created(let name), .deleted(let name):
+                    guard name.hasPrefix("video") else { return }
+                }
+                rescanUntil.set(Date(timeIntervalSinceNow: settleSeconds))
+            } : nil
         let stopping = self.stopping
         let finished = self.finished
         let thread = Thread { [weak backend] in
             defer { finished.signal() }
             var providers: [(name: String, provider: UnsafeMutablePointer<GstDeviceProvider>, bus: UnsafeMutablePointer<GstBus>)] = []
-            for name in GStreamerDevices.providerNames {
+            for name in started {
                 guard let p = gst_device_provider_factory_get_by_name(name) else { continue }
                 guard gst_device_provider_start(p) != 0, let bus = gst_device_provider_get_bus(p) else {
                     gst_object_unref(UnsafeMutableRawPointer(p))
@@ -27,7 +55,22 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
                 providers.append((name, p, bus))
             }
             var present = known
+            var nodes = initialNodes
             while !stopping.value {
+                if let until = rescanUntil.value {
+                    if Date() >= until { rescanUntil.withLock { if $0 == until { $0 = nil } } }
+                    let listed = GStreamerDevices.probe(providers: [Self.nodeProvider]).devices
+                    let ids = Set(listed.map(\.descriptor.id))
+                    for id in nodes.subtracting(ids).sorted() {
+                        backend?.forget(id: id)
+                        handler(.removed(id: id))
+                    }
+                    for d in listed where !nodes.contains(d.descriptor.id) {
+                        backend?.remember(d)
+                        handler(.added(d.descriptor))
+                    }
+                    nodes = ids
+                }
                 if providers.isEmpty { usleep(200_000); continue }
                 let slice = GstClockTime(200_000_000 / providers.count)
                 for (name, _, bus) in providers {
@@ -53,6 +96,7 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
                     }
                 }
             }
+            nodeWatch?.cancel()
             for (_, p, bus) in providers {
                 gst_device_provider_stop(p)
                 gst_object_unref(UnsafeMutableRawPointer(bus))

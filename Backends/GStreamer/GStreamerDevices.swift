@@ -59,11 +59,13 @@ enum GStreamerDevices {
         return "media-controller node (V4L2_CAP_IO_MC): v4l2src cannot configure its media pipeline; use the v4l2 backend"
     }
 
-    static func probe() -> (devices: [ProbedDevice], skipped: [GStreamerSkippedDevice]) {
+    /// Lists what each of `providers` (by default every provider CamHAL asks) has now. A provider
+    /// that is not started probes afresh; a started one answers from its cache.
+    static func probe(providers: [String] = providerNames) -> (devices: [ProbedDevice], skipped: [GStreamerSkippedDevice]) {
         var out: [ProbedDevice] = []
         var skipped: [GStreamerSkippedDevice] = []
         var seen: Set<String> = []
-        for provider in providerNames {
+        for provider in providers {
             guard let p = gst_device_provider_factory_get_by_name(provider) else { continue }
             defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
             let list = gst_device_provider_get_devices(p)

@@ -5,8 +5,8 @@ import Glibc
 
 /// Entries appearing in and disappearing from one directory, through inotify (no udevd needed:
 /// devtmpfs creates and removes `/dev/video*` itself). Reports on its own thread until cancelled.
-final class DirectoryWatch: @unchecked Sendable {
-    enum Change: Sendable, Hashable {
+package final class DirectoryWatch: @unchecked Sendable {
+    package enum Change: Sendable, Hashable {
         case created(String)
         case deleted(String)
     }
@@ -17,7 +17,7 @@ final class DirectoryWatch: @unchecked Sendable {
     private let cancelled = Locked(false)
 
     /// Starts watching `directory`; throws when inotify or the directory is unavailable.
-    init(directory: String, handler: @escaping @Sendable (Change) -> Void) throws(V4L2Errno) {
+    package init(directory: String, handler: @escaping @Sendable (Change) -> Void) throws(V4L2Errno) {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw V4L2Errno(errno, "inotify_init1") }
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM)
@@ -78,7 +78,7 @@ final class DirectoryWatch: @unchecked Sendable {
     }
 
     /// Stops the watch and waits for its thread (idempotent).
-    func cancel() {
+    package func cancel() {
         guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
