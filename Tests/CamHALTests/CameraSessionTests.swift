@@ -83,6 +83,10 @@ struct CameraSessionTests {
         _ = try #require(await waitFor(states) { $0.isPreviewActive && $0.sequence > 4 })
         await cam.stop()
         #expect(count.value == 1)
+        // The collector task gets snapshots after a hop: count once it has the last one emitted
+        // (under TSan it had not yet got the second stop's release when stop returned).
+        let last = cam.currentState.sequence
+        _ = await waitFor(states) { $0.sequence == last }
         #expect(states.value.filter(\.isReleased).count == 2)  // one per stop that released something
         let afterFirst = states.value.drop { !$0.isReleased }.dropFirst()
         #expect(afterFirst.first.map { !$0.isReleased } == true)

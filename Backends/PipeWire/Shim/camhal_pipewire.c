@@ -188,10 +188,18 @@ static void on_core_done(void *data, uint32_t id, int seq) {
     }
 }
 
+/// Only a broken connection is the daemon going away (libpipewire reports a hang-up as EPIPE on
+/// PW_ID_CORE). The daemon also sends core errors for a request that raced an object's removal
+/// (ENOENT, "unknown resource"): reading those as "lost" made a watch report every camera removed
+/// when one node went (seen under ThreadSanitizer's slowdown in the hot-plug test).
+static int is_connection_error(int res) {
+    return res == -EPIPE || res == -ECONNRESET || res == -ENOTCONN || res == -ESHUTDOWN;
+}
+
 static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
     (void)seq;
     camhal_pw_conn *c = data;
-    if (id == PW_ID_CORE && !c->lost) {
+    if (id == PW_ID_CORE && is_connection_error(res) && !c->lost) {
         c->lost = 1;
         free(c->lost_reason);
         c->lost_reason = dup_printf("the PipeWire daemon went away (%s: %s)", spa_strerror(res), message);
