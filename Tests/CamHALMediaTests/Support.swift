@@ -39,8 +39,9 @@ func tempDir() -> URL {
     return u
 }
 
-/// Waits until `camera` delivers frames, or fails after `timeout`.
-func waitStreaming(_ camera: Camera, timeout: Double = 5) async -> Bool {
+/// Waits until `camera` delivers frames, or fails after `timeout`: a hang guard, as long as the
+/// core tests' `waitFor` (a full TSan run on a loaded machine took over 5 s to a first frame).
+func waitStreaming(_ camera: Camera, timeout: Double = 10) async -> Bool {
     let deadline = Date(timeIntervalSinceNow: timeout)
     while Date() < deadline {
         if camera.currentState.isPreviewActive { return true }
