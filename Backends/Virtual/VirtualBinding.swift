@@ -199,15 +199,17 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     }
 
     /// Stops the source for `seconds`. When it returns no frame comes until the pause ends: a
-    /// frame rendered before it is dropped, and one already being handed over is waited for (at
-    /// most 2 s, as a blocking consumer can hold the hand-over; never on the streaming thread
-    /// itself, where a frame handler may inject). Under a sanitizer's slowdown a frame rendered
-    /// before the pause had arrived 14 ms after it, inside a test's "paused" window.
+    /// frame rendered before it is dropped, and one already being handed over (microseconds) is
+    /// waited for. The wait is bounded at 50 ms, since a blocking consumer can hold a hand-over and
+    /// the caller may be one of the few cooperative threads (waiting up to 2 s there starved other
+    /// tasks), and it is skipped on the streaming thread itself, where a frame handler may inject.
+    /// Under a sanitizer's slowdown a frame rendered before the pause had arrived 14 ms after it,
+    /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
         if streamingThread.value != ObjectIdentifier(Thread.current) {
-            let deadline = Date(timeIntervalSinceNow: 2)
-            while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(1_000) }
+            let deadline = Date(timeIntervalSinceNow: 0.05)
+            while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(500) }
         }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }
