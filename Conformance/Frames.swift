@@ -69,9 +69,23 @@ let framesArea = Area(name: "Frames", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .keepOnlyLatest)
         try await ctx.startAndWaitForPreview(cam)
-        let interval = 1 / max(1, cam.streamFormat?.frameRate ?? 30)
+        // Slow against the rate the device really delivers: an emulated webcam under load ran at
+        // under a quarter of its nominal rate, and a consumer pausing four nominal intervals saw
+        // every frame. So four intervals of the nominal or the measured rate, whichever is slower.
+        var frames = stream.makeAsyncIterator()
+        var first: (sequence: UInt64, timestamp: Double)?
+        var measured = 0.0
+        for _ in 0..<2 {  // each frame is let go at once: a held buffer would slow the device
+            guard let f = await frames.next() else { throw CheckFailure(reason: "stream ended before two frames") }
+            if let a = first {
+                measured = (f.timestamp - a.timestamp) / Double(max(1, f.sequence - a.sequence))
+            } else {
+                first = (f.sequence, f.timestamp)
+            }
+        }
+        let interval = max(1 / max(1, cam.streamFormat?.frameRate ?? 30), measured)
         var got: [UInt64] = []
-        for await f in stream {
+        while let f = await frames.next() {
             got.append(f.sequence)
             if got.count == 4 { break }
             try await Task.sleep(nanoseconds: UInt64(interval * 4 * 1e9))
