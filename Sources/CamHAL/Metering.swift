@@ -138,6 +138,7 @@ package enum MeteringMath {
         guard [r.x, r.y, r.width, r.height].allSatisfy(\.isFinite), !region.modes.isEmpty else { return nil }
         guard (0...1).contains(c.x), (0...1).contains(c.y), r.width > 0, r.width <= 1, r.height > 0, r.height <= 1 else { return nil }
         let x0 = max(0, r.x), y0 = max(0, r.y), x1 = min(1, r.x + r.width), y1 = min(1, r.y + r.height)
+        guard x0 != r.x || y0 != r.y || x1 != r.x + r.width || y1 != r.y + r.height else { return region }  // inside: as given
         return MeteringRegion(rect: NormalizedRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), modes: region.modes)
     }
 
