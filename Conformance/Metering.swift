@@ -12,6 +12,23 @@ private func same(_ a: NormalizedPoint?, _ b: NormalizedPoint) -> Bool {
     return abs(a.x - b.x) < 1e-6 && abs(a.y - b.y) < 1e-6
 }
 
+/// A running session on the device under test, recorded from its creation, and the device's
+/// metering capabilities. On a device without metering regions it has already checked that a
+/// region asked for is answered with controlUnsupported on a running snapshot that reports no
+/// region (A7), and the capabilities are nil.
+private func startMetered(_ ctx: ConformanceContext) async throws -> (Camera, StateRecorder, MeteringCapabilities?) {
+    let cam = ctx.openCamera()
+    let rec = StateRecorder(cam)
+    try await ctx.startAndWaitForPreview(cam, recorder: rec)
+    guard let caps = ctx.device.metering else {
+        let s = try await applyAndWait(cam, rec, ctx, "setMetering", { cam.setMetering([MeteringRegion(point: .center)]) })
+        try expect(s.status == .running && s.warning?.code == "controlUnsupported", "unsupported metering gave \(s)")
+        try expect(s.metering.isEmpty, "a device without regions reports \(s.metering)")
+        return (cam, rec, nil)
+    }
+    return (cam, rec, caps)
+}
+
 /// Metering regions: A1–A7.
 let meteringArea = Area(name: "Metering", checks: [
     // A1: whether a device takes AF, AE or AWB metering regions, and how many, is known before a
@@ -88,14 +105,8 @@ let meteringArea = Area(name: "Metering", checks: [
     // (regions stuck until the app restarts the session), or a cancel that leaves the device
     // metering the old region while the snapshot says whole frame.
     Check("A4", "auto-cancel and cancel return to whole-frame metering") { ctx in
-        let cam = ctx.openCamera()
-        let rec = StateRecorder(cam)
-        try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        guard let caps = ctx.device.metering else {
-            let s = try await applyAndWait(cam, rec, ctx, "setMetering", { cam.setMetering([MeteringRegion(point: .center)]) })
-            try expect(s.metering.isEmpty, "a device without regions reports \(s.metering)")
-            return .notSupported("device meters the whole frame only")
-        }
+        let (cam, rec, caps) = try await startMetered(ctx)
+        guard let caps else { return .notSupported("device meters the whole frame only") }
         let region = probeRegion(caps)
         let set = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: 0.5)", { cam.setMetering([region], autoCancelAfter: 0.5) })
         try expect(set.metering.count == 1 && same(set.metering.first?.center, region.center), "snapshot meters \(set.metering) after setMetering(\(region))")
@@ -164,15 +175,8 @@ let meteringArea = Area(name: "Metering", checks: [
     // unsupported region turning into an error state, or a snapshot claiming regions (or more
     // of them than the device takes) that nothing meters.
     Check("A7", "unsupported metering answered as controlUnsupported") { ctx in
-        let cam = ctx.openCamera()
-        let rec = StateRecorder(cam)
-        try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        guard let caps = ctx.device.metering else {
-            let s = try await applyAndWait(cam, rec, ctx, "setMetering", { cam.setMetering([MeteringRegion(point: .center)]) })
-            try expect(s.status == .running && s.warning?.code == "controlUnsupported", "unsupported metering gave \(s)")
-            try expect(s.metering.isEmpty, "unsupported metering reports \(s.metering)")
-            return .notSupported("device meters the whole frame only; answered controlUnsupported")
-        }
+        let (cam, rec, caps) = try await startMetered(ctx)
+        guard let caps else { return .notSupported("device meters the whole frame only; answered controlUnsupported") }
         // One region more than the device takes, for every loop: the extra one is refused.
         let points = (0...caps.maxRegions).map { NormalizedPoint(x: 0.2 + 0.6 * Double($0) / Double(caps.maxRegions), y: 0.5) }
         let s = try await applyAndWait(cam, rec, ctx, "setMetering(\(points.count) regions)", { cam.setMetering(points.map { MeteringRegion(point: $0) }, autoCancelAfter: nil) })
