@@ -62,6 +62,8 @@ extension Camera {
             return
         }
         live.metering = regions
+        // Auto exposure now aims at the metered light: the snapshot's duration and gain are read again.
+        if live.exposure?.mode == .continuousAuto { applyExposure(asked: nil) }
     }
 
     /// Schedules the return to whole-frame metering `seconds` from now (A4); nil cancels it.

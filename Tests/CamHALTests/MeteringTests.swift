@@ -148,6 +148,23 @@ struct MeteringTests {
         await cam.stop()
     }
 
+    // A5: metering a dark area on a continuous-auto session: the snapshot of the change says
+    // adjusting and shows the longer exposure the loop heads for, a later one says converged.
+    @Test func meteringMovesTheExposureAndReportsConvergence() async throws {
+        let (cam, states, _) = try makeSession()
+        cam.start()
+        let before = try #require(await waitFor(states) { $0.isPreviewActive })
+        func light(_ s: CameraState) -> Double { (s.exposure?.duration ?? 0) * (s.exposure?.gain ?? 0) }
+        let mark = states.value.count
+        cam.setMetering([MeteringRegion(point: NormalizedPoint(x: 0.1, y: 0.5), modes: .ae)], autoCancelAfter: nil)
+        let metered = try #require(await waitFor(states, after: mark) { !$0.metering.isEmpty })
+        #expect(metered.convergence.exposure == .adjusting)
+        #expect(light(metered) > 1.5 * light(before))
+        let converged = try #require(await waitFor(states, after: mark) { $0.convergence.exposure == .converged })
+        #expect(converged.sequence > metered.sequence && converged.metering == metered.metering && converged.warning == nil)
+        await cam.stop()
+    }
+
     // A7: a device without metering answers controlUnsupported, reports no region and stays running.
     @Test func unsupportedDeviceWarns() async throws {
         let (cam, states, _) = try makeSession("virtual-front")
