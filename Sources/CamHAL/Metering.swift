@@ -3,6 +3,7 @@ import Foundation
 /// Which auto loops a metering region steers (A1–A6), as the `FLAG_AF`, `FLAG_AE` and
 /// `FLAG_AWB` of CameraX's `FocusMeteringAction`.
 public struct MeteringModes: OptionSet, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The modes as bits: af 1, ae 2, awb 4.
     public let rawValue: Int
 
     /// The modes whose bits are set in `rawValue` (af 1, ae 2, awb 4).
@@ -128,9 +129,6 @@ public struct Convergence: Sendable, Hashable, Codable, CustomStringConvertible 
 
 /// Validation and mapping of metering regions, shared by the core and the backends (pure, unit-tested).
 package enum MeteringMath {
-    /// CameraX's default auto-cancel duration, in seconds.
-    package static let defaultAutoCancel = 5.0
-
     /// `region` clipped to the view, or nil when it is refused (A2): a NaN or infinite number, a
     /// centre outside the view, a side not in (0, 1], or no mode.
     package static func validated(_ region: MeteringRegion) -> MeteringRegion? {
