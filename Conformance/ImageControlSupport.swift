@@ -3,17 +3,29 @@ import Foundation
 
 // Shared by the exposure, white-balance, anti-flicker and frame-rate checks.
 
-/// Sets one control and waits for the snapshot of its application (S2); fails naming `what`.
+/// Sets one control and waits for the snapshot of its application (S2); fails naming `what`. A
+/// snapshot that only reports an auto loop converging (A5) is not that application.
 func applyAndWait(
     _ cam: Camera, _ rec: StateRecorder, _ ctx: ConformanceContext, _ what: String, _ set: () -> Void,
     until predicate: @escaping (CameraState) -> Bool = isTransition
 ) async throws -> CameraState {
     let mark = rec.all.count
     set()
-    guard let s = await rec.wait(timeout: ctx.timeout(3), after: mark, { isTransition($0) && predicate($0) }) else {
+    guard let s = await rec.wait(timeout: ctx.timeout(3), after: mark, { s in
+        isTransition(s) && predicate(s) && !onlyConverged(s, since: rec.all.last { $0.sequence + 1 == s.sequence })
+    }) else {
         throw CheckFailure(reason: "no snapshot after \(what): last state \(cam.currentState)")
     }
     return s
+}
+
+/// Whether `s` differs from `previous` in the auto loops' convergence alone: the snapshot a
+/// device's loop settling gives (A5), not one a setter gave.
+func onlyConverged(_ s: CameraState, since previous: CameraState?) -> Bool {
+    guard let p = previous, s.convergence != p.convergence, s.warning == nil else { return false }
+    return s.status == p.status && s.zoomRatio == p.zoomRatio && s.activeLens == p.activeLens && s.isTorchEnabled == p.isTorchEnabled
+        && s.focusMode == p.focusMode && s.exposure == p.exposure && s.whiteBalance == p.whiteBalance
+        && s.antiFlicker == p.antiFlicker && s.metering == p.metering && s.frameRate == p.frameRate
 }
 
 /// The light and colour of a frame measured from its pixels, first row (the sequence stamp)

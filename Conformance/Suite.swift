@@ -105,7 +105,7 @@ public enum ConformanceSuite {
     /// Every area, in contract order.
     public static let areas: [Area] = [
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
-        persistenceArea, exposureArea, whiteBalanceArea, antiFlickerArea, frameRateArea, framesArea, frameDeliveryArea,
+        persistenceArea, exposureArea, whiteBalanceArea, antiFlickerArea, frameRateArea, meteringArea, framesArea, frameDeliveryArea,
         frameMetadataArea, coalescingArea, rawControlsArea, badInputArea, captureArea, deviceErrorsArea,
     ]
 

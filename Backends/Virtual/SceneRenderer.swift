@@ -29,6 +29,23 @@ public enum SceneRenderer {
         return UInt8(min(max(v.rounded(), 16), 235))
     }
 
+    /// The light above black the gradient shows at world x at the reference exposure, 0...219
+    /// (luma less 16, unrounded).
+    static func light(worldX x: Double) -> Double {
+        min(max((x + worldHalfWidth) / (2 * worldHalfWidth) * 219, 0), 219)
+    }
+
+    /// The mean light above black in `rect` (lens-normalized) of `lens`'s field of view, at the
+    /// reference exposure: what a metering region sees (A5). Luma varies with x alone.
+    static func light(in rect: NormalizedRect, lens: Lens) -> Double {
+        let halfWidth = 1 / lens.minZoomRatio, samples = 16
+        let total = (0..<samples).reduce(0.0) { sum, i in
+            let u = rect.x + (Double(i) + 0.5) / Double(samples) * rect.width
+            return sum + light(worldX: (u * 2 - 1) * halfWidth)
+        }
+        return total / Double(samples)
+    }
+
     /// The chroma value naming each lens kind.
     public static func lensCode(for lens: Lens) -> UInt8 {
         switch lens.kind {

@@ -7,9 +7,9 @@ import Foundation
 /// changes the framing.
 ///
 /// Devices: `virtual-back` (ultra-wide 0.5x, wide 1x, telephoto 3x, torch, focus point, every focus
-/// mode, exposure, white balance and anti-flicker: `VirtualPhysics`) and `virtual-front` (one
-/// wide lens, no torch, fixed focus, none of those image controls). Each instance is its own
-/// little world: two sessions on one device of one instance see it busy (R4), two instances do not.
+/// mode, exposure, white balance, anti-flicker and one metering region per loop: `VirtualPhysics`)
+/// and `virtual-front` (one wide lens, no torch, fixed focus, none of those image controls). Each
+/// instance is its own little world: two sessions on one device of one instance see it busy (R4), two instances do not.
 public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable {
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = VirtualBackend()
@@ -22,6 +22,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         var unavailableLenses: Set<String> = []
         var activeBinding: VirtualBinding?
         var lastFocusPoint: NormalizedPoint?
+        var lastMeteringRegions: [MeteringRegion]?
     }
 
     let state = Locked([String: DeviceState]())
@@ -58,7 +59,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
             details: ["kind": "virtual test double", "exclusive-scope": "process"],
             exposure: VirtualPhysics.exposureCapabilities(frameRate: frameRate),
-            whiteBalance: VirtualPhysics.whiteBalanceCapabilities, antiFlickerModes: AntiFlickerMode.allCases)
+            whiteBalance: VirtualPhysics.whiteBalanceCapabilities, antiFlickerModes: AntiFlickerMode.allCases,
+            metering: VirtualPhysics.meteringCapabilities)
         let front = DeviceDescriptor(
             id: "virtual-front", name: "CamHAL virtual camera (front)", backend: "virtual", facing: .front,
             lenses: [Lens(id: "front-wide", kind: .wide, facing: .front, minZoomRatio: 1, maxZoomRatio: 4)],
@@ -119,6 +121,10 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
         state.withLock { $0[deviceID, default: DeviceState()].lastFocusPoint = p }
     }
 
+    func recordMetering(_ regions: [MeteringRegion], deviceID: String) {
+        state.withLock { $0[deviceID, default: DeviceState()].lastMeteringRegions = regions }
+    }
+
     // MARK: TestHooks
 
     public func inject(_ fault: InjectedFault, deviceID: String) {
@@ -161,6 +167,8 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
     }
 
     public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.value[deviceID]?.lastFocusPoint }
+
+    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.value[deviceID]?.lastMeteringRegions }
 }
 
 final class VirtualWatch: DeviceWatch, @unchecked Sendable {

@@ -27,6 +27,8 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var antiFlicker = AntiFlickerMode.auto
         /// A frame passed its last pause check and is being handed over (see `pause`).
         var delivering = false
+        /// The exposure convergence last reported to the core (A5): a change is reported once.
+        var reportedConvergence = ConvergenceState.converged
     }
 
     weak var backend: VirtualBackend?
@@ -74,14 +76,15 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
-            let o = optics.withLock { o -> Optics in
+            let (o, converging) = optics.withLock { o -> (Optics, Bool) in
                 defer {
                     o.skipFrames = 0
                     o.erroneousFrames = max(0, o.erroneousFrames - 1)
                 }
                 o.physics.step()
-                return o
+                return (o, o.noteConvergence())
             }
+            if converging { sink.report(.convergenceChanged) }
             if o.stopping || o.disconnected || o.streamFailed { return }
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1 + UInt64(o.skipFrames)
@@ -170,7 +173,29 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     }
 
     func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
-        optics.withLock { $0.physics.apply(request) }
+        optics.withLock { o in
+            defer { _ = o.noteConvergence() }  // the core reads the new state itself
+            return o.physics.apply(request)
+        }
+    }
+
+    /// Auto exposure meters the mean light of the AE regions (whole frame when none), AF
+    /// "focuses" at once (the rendered scene is sharp everywhere), and AWB meters a scene lit by
+    /// one illuminant everywhere, so its region changes nothing (A5).
+    func applyMetering(_ regions: [MeteringRegion]) -> Bool {
+        optics.withLock { o in
+            let ae = regions.filter { $0.modes.contains(.ae) }
+            let light = ae.isEmpty ? nil : ae.map { SceneRenderer.light(in: $0.rect, lens: o.lens) }.reduce(0, +) / Double(ae.count)
+            o.physics.meter(light: light)
+            _ = o.noteConvergence()
+        }
+        backend?.recordMetering(regions, deviceID: deviceID)
+        return true
+    }
+
+    /// Exposure as the auto loop stands now; focus always converged (the scene has no depth).
+    var convergence: Convergence {
+        Convergence(exposure: optics.withLock { $0.physics.exposureConvergence }, focus: .converged)
     }
 
     func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
@@ -226,6 +251,15 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     func disconnect() {
         optics.withLock { $0.disconnected = true }
         sink.report(.failed(.disconnected(device: deviceID)))
+    }
+}
+
+extension VirtualBinding.Optics {
+    /// Records the exposure convergence now; returns whether it differs from the last recorded.
+    mutating func noteConvergence() -> Bool {
+        let now = physics.exposureConvergence
+        defer { reportedConvergence = now }
+        return now != reportedConvergence
     }
 }
 

@@ -5,7 +5,9 @@ import Foundation
 /// double, but its physics are honest so the suite can measure effects from the image (E5, W5):
 /// the light in a frame is duration x gain x 2^EV over `referenceExposure`, auto exposure and auto
 /// white balance converge over a few frames (halving the error in stops each frame, as a real AE
-/// loop does), locked holds what was reached, manual values land on the next frame.
+/// loop does), locked holds what was reached, manual values land on the next frame. Auto exposure
+/// exposes for what it meters (A5): the whole frame by default, else the AE regions, so metering
+/// a dark part of the scene brightens the picture and a bright part darkens it.
 struct VirtualPhysics: Sendable, Hashable {
     /// Seconds x unity gain that render the scene's encoding unchanged (factor 1), and the
     /// exposure the auto loop aims at with no bias.
@@ -16,6 +18,11 @@ struct VirtualPhysics: Sendable, Hashable {
     static let biasRange = -2.0...2.0
     static let biasStep = 1.0 / 3
     static let temperatureRange = 2000.0...10000.0
+    /// The scene's mean light above black over the whole field of view of every lens (the
+    /// gradient is symmetric about the optical axis): what auto exposure at 0 EV renders unchanged.
+    static let referenceLight = SceneRenderer.light(worldX: 0)
+    /// The virtual back camera takes one region per loop.
+    static let meteringCapabilities = MeteringCapabilities(modes: .all, maxRegions: 1)
 
     /// What the virtual back camera offers: every mode, durations up to one frame interval.
     static func exposureCapabilities(frameRate: Double) -> ExposureCapabilities {
@@ -38,6 +45,9 @@ struct VirtualPhysics: Sendable, Hashable {
     /// The white-balance temperature the sensor has now, and the one it aims at.
     var temperature = sceneKelvin
     var targetTemperature = sceneKelvin
+    /// The scene's light above black (at the reference exposure) in the AE region: the whole
+    /// frame's (`referenceLight`) unless a region is metered.
+    var meteredLight = referenceLight
 
     init(frameRate: Double) { maximumDuration = 1 / max(1, frameRate) }
 
@@ -55,7 +65,7 @@ struct VirtualPhysics: Sendable, Hashable {
         let now = split(level)
         switch r.mode {
         case .continuousAuto:
-            target = pow(2, r.bias)
+            target = autoTarget(bias: r.bias)
             (r.duration, r.gain) = split(target)
         case .locked:
             target = level
@@ -69,6 +79,26 @@ struct VirtualPhysics: Sendable, Hashable {
         exposure = r
         return r
     }
+
+    /// The level auto exposure aims at: the metered light brought to the reference light times
+    /// 2^bias, within what the duration and gain ranges reach.
+    func autoTarget(bias: Double) -> Double {
+        let wanted = pow(2, bias) * Self.referenceLight / max(1, meteredLight)
+        let (d, g) = split(wanted)
+        return d * g / Self.referenceExposure
+    }
+
+    /// Meters `light` (above black, at the reference exposure) for auto exposure; nil for the
+    /// whole frame. Continuous auto heads for the new target; locked and manual hold.
+    mutating func meter(light: Double?) {
+        meteredLight = light ?? Self.referenceLight
+        guard exposure.mode == .continuousAuto else { return }
+        target = autoTarget(bias: exposure.bias)
+        (exposure.duration, exposure.gain) = split(target)
+    }
+
+    /// Whether the auto-exposure loop has reached its target (locked and manual always have).
+    var exposureConvergence: ConvergenceState { level == target ? .converged : .adjusting }
 
     mutating func apply(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings {
         var r = request

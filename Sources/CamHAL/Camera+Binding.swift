@@ -15,6 +15,8 @@ extension Camera {
         live.bindingWarning = nil
         live.error = nil
         live.interruptedSince = nil
+        live.metering = []
+        live.convergence = .unknown
         live.status = .starting
         fanOut.withLock { $0.failure = nil }
         gate.withLock { g in
@@ -114,6 +116,8 @@ extension Camera {
         live.exposure = nil
         live.whiteBalance = nil
         live.antiFlicker = nil
+        live.metering = []
+        live.convergence = .unknown
         live.generation += 1
         gate.withLock { $0.timeline = FrameTimeline() }
         for q in takeFrameQueues(failure: nil) { q.finish() }
@@ -172,10 +176,17 @@ extension Camera {
         applyImageControls()
     }
 
+    /// The part of the lens's field of view the app sees: the whole live crop, on the device and
+    /// in the frame path. The one view-to-lens mapping: a focus point (F1) and metering regions
+    /// (A3) go through it.
+    var viewCrop: NormalizedRect { .centered(zoomFactor: live.deviceCropFactor * live.frameCropFactor) }
+
     /// Clamps `ratio` to the live range, resolves the lens and crop, and tells the device; the
-    /// part of the crop the device cannot do is done in the frame path (Z5).
+    /// part of the crop the device cannot do is done in the frame path (Z5). Metering regions in
+    /// effect follow the view to the new crop (A3).
     func applyZoom(_ ratio: Double) {
         guard let binding = live.binding else { return }
+        let before = (live.lens, viewCrop)
         let clamped = min(max(ratio, live.range.lowerBound), live.range.upperBound)
         guard let (lens, factor) = ZoomMath.resolve(ratio: clamped, lenses: device.lenses, pinned: live.pinned) else { return }
         let deviceFactor: Double
@@ -187,6 +198,9 @@ extension Camera {
         live.lens = lens
         live.deviceCropFactor = deviceFactor
         live.frameCropFactor = factor / deviceFactor
+        if !live.metering.isEmpty, before != (live.lens, viewCrop) {
+            _ = binding.applyMetering(MeteringMath.toLens(live.metering, crop: viewCrop))
+        }
     }
 
     func applyFocusMode() {
@@ -335,6 +349,10 @@ extension Camera {
                 emit()
             case .controlsChanged(let zoomFactor, let focusMode):
                 externalControlsChanged(zoomFactor: zoomFactor, focusMode: focusMode)
+            case .convergenceChanged:
+                // A5: a snapshot when the device's convergence really differs from the last one's.
+                guard live.status == .running || live.status == .interrupted, live.binding?.convergence != live.convergence else { return }
+                emit()
             case .buffersExhausted:
                 break
             }

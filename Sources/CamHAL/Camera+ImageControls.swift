@@ -108,11 +108,12 @@ extension Camera {
         return request
     }
 
-    /// Exposure, white balance and anti-flicker re-applied on a bind or recovery (P1).
+    /// Exposure, white balance, anti-flicker and metering re-applied on a bind or recovery (P1).
     func applyImageControls() {
         applyExposure(asked: nil)
         applyWhiteBalance(asked: false)
         applyAntiFlicker(asked: false)
+        applyMetering(asked: false)
     }
 
     /// Applies the desired exposure, clamped (E2); `asked` is the setter call being applied (nil

@@ -26,6 +26,8 @@ struct StateChannel {
 extension Camera {
     func emit(released: Bool = false) {
         let nominal = live.status == .starting || live.status == .idle
+        // A5: each snapshot carries the device's convergence as it is now.
+        live.convergence = nominal ? .unknown : live.binding?.convergence ?? .unknown
         let state = channel.withLock { ch -> CameraState in
             let state = CameraState(
                 status: live.status,
@@ -43,7 +45,9 @@ extension Camera {
                 exposure: nominal ? device.exposure.map { $0.clamped(desired.exposure) } : live.exposure,
                 whiteBalance: nominal ? device.whiteBalance.map { $0.clamped(desired.whiteBalance) } : live.whiteBalance,
                 antiFlicker: nominal ? (device.antiFlickerModes == nil ? nil : desired.antiFlicker) : live.antiFlicker,
-                frameRate: nominal ? 0 : live.binding?.format.frameRate ?? 0)
+                frameRate: nominal ? 0 : live.binding?.format.frameRate ?? 0,
+                metering: nominal ? device.metering.map { $0.supported(desired.metering).regions } ?? [] : live.metering,
+                convergence: live.convergence)
             ch.publish(state)
             return state
         }

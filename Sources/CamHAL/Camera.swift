@@ -61,6 +61,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case whiteBalance(WhiteBalanceSettings)
         case antiFlicker(AntiFlickerMode)
         case frameRateRange(ClosedRange<Double>)
+        /// Metering regions (view-normalized, validated) and their auto-cancel in seconds (nil:
+        /// never); a cancel is the empty list, so the latest of the two wins (A4).
+        case metering([MeteringRegion], autoCancel: Double?)
 
         /// Changes of one kind replace each other: every zoom input is one kind (Z1, Z4).
         var kind: Int {
@@ -79,6 +82,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             case .whiteBalance: return 11
             case .antiFlicker: return 12
             case .frameRateRange: return 13
+            case .metering: return 14
             }
         }
     }
@@ -137,6 +141,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var antiFlicker: AntiFlickerMode?
         /// The app's target frame-rate range (G2); nil: the configuration's stream request.
         var frameRateRange: ClosedRange<Double>?
+        /// Metering regions, view-normalized; empty: the device's whole-frame default (A1–A6).
+        var metering: [MeteringRegion] = []
     }
 
     /// What is live on the device now.
@@ -165,6 +171,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var exposure: ExposureSettings?
         var whiteBalance: WhiteBalanceSettings?
         var antiFlicker: AntiFlickerMode?
+        /// The metering regions in effect, view-normalized (the device's supported part of the desired ones).
+        var metering: [MeteringRegion] = []
+        /// The auto loops' convergence on the last snapshot (A5).
+        var convergence = Convergence.unknown
     }
 
     /// The settings in effect, as the frame router stamps them on frames (M1).
@@ -218,6 +228,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     var desired: Desired
     var live = Live()
     var ramp: DispatchSourceTimer?
+    /// Returns metering to the whole frame when its auto-cancel duration is up (A4).
+    var meteringCancel: DispatchSourceTimer?
     var watchdog: DispatchSourceTimer?
     var watchdogGeneration: UInt64 = 0
     /// The newest settings generation whose changes have been applied (M2); queue only.
@@ -245,6 +257,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     deinit {
         ramp?.cancel()
+        meteringCancel?.cancel()
         watchdog?.cancel()
         // The last reference can go away on a backend's streaming thread (inside a frame
         // callback), and close() joins that thread: the queue, never deinit, closes the binding.
@@ -474,8 +487,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 return emit()
             }
             // F1: view-normalized → lens-normalized through the whole live crop (device and frame path).
-            let crop = NormalizedRect.centered(zoomFactor: live.deviceCropFactor * live.frameCropFactor)
-            if !binding.applyFocusPoint(crop.map(p)) {
+            if !binding.applyFocusPoint(viewCrop.map(p)) {
                 live.warning = .controlUnsupported("focus point")
                 emit()
             }
@@ -507,6 +519,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             emit()
         case .exposureMode, .exposureDuration, .exposureGain, .exposureBias, .whiteBalance, .antiFlicker, .frameRateRange:
             applyImageControlChange(change, isRunning: isRunning)
+        case .metering(let regions, let autoCancel):
+            applyMeteringChange(regions, autoCancel: autoCancel, isRunning: isRunning)
         }
     }
 

@@ -142,6 +142,13 @@ public protocol DriverBinding: AnyObject, Sendable {
     /// Applies an anti-flicker mode (nil: leave the device's own and report it); returns the
     /// mode in effect, nil when unsupported (N1).
     func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode?
+    /// Meters `regions`, lens-normalized (mapped by the core through the live crop, cut to the
+    /// device's `MeteringCapabilities`); an empty list returns to the device's whole-frame
+    /// default. Returns false when unsupported (A1, A3).
+    func applyMetering(_ regions: [MeteringRegion]) -> Bool
+    /// Whether the auto loops have converged, as the device knows it now (A5); `.unknown` for
+    /// what it does not report. A backend that reports it also reports `convergenceChanged`.
+    var convergence: Convergence { get }
     /// Stops streaming and releases the device. Returns only when another process could open
     /// and stream it (S6); no frame is delivered to the sink after it returns.
     func close()
@@ -152,6 +159,10 @@ extension DriverBinding {
     public func applyExposure(_ request: ExposureSettings) -> ExposureSettings? { nil }
     public func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? { nil }
     public func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { nil }
+    /// A backend without metering regions answers unsupported.
+    public func applyMetering(_ regions: [MeteringRegion]) -> Bool { false }
+    /// A backend that does not report convergence says so: unknown, never a guess.
+    public var convergence: Convergence { .unknown }
 }
 
 /// Where a driver delivers frames and events. Thread-safe; call from any thread.
@@ -186,6 +197,9 @@ public enum DriverEvent: Sendable, Hashable {
     /// the device now applies, lens-native as `DriverBinding.applyZoom` reports it, and/or the
     /// focus mode now in effect; nil for what did not change.
     case controlsChanged(zoomFactor: Double?, focusMode: FocusMode?)
+    /// The auto loops' convergence (`DriverBinding.convergence`) may have changed: the core
+    /// reads it and emits a snapshot when it did (A5).
+    case convergenceChanged
     /// Every buffer is held by the app, so the device cannot deliver: not an interruption (R2).
     /// Cleared by the next frame.
     case buffersExhausted

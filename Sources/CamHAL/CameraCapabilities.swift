@@ -65,6 +65,10 @@ public struct CameraCapabilities: Sendable, Hashable, Codable {
         return AntiFlickerMode.allCases.filter(modes.contains)
     }
 
+    /// Metering of the first device facing `facing` that takes metering regions (A1); nil when
+    /// none does (they meter the whole frame their own way).
+    public func metering(for facing: Facing) -> MeteringCapabilities? { devices(for: facing).lazy.compactMap(\.metering).first }
+
     /// The frame-rate ranges the devices facing `facing` offer, from their formats (G1): one
     /// fixed range per discrete rate, as CameraX's getSupportedFrameRateRanges lists them.
     public func frameRateRanges(for facing: Facing) -> [ClosedRange<Double>] {

@@ -35,6 +35,15 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
     public let antiFlicker: AntiFlickerMode?
     /// Frames per second the binding really streams at; 0 when not bound (G1).
     public let frameRate: Double
+    /// The metering regions in effect, view-normalized, each with the loops it steers (A1–A6):
+    /// the part of the app's regions the device takes; empty when the device meters the whole
+    /// frame its own way (the default, after `cancelMetering()` or the auto-cancel). While idle or
+    /// starting, the desired regions.
+    public let metering: [MeteringRegion]
+    /// Whether auto exposure and autofocus have converged (A5), as AVFoundation's
+    /// `isAdjustingExposure` and `isAdjustingFocus` tell it; `.unknown` where the device does not
+    /// report it, and while not bound.
+    public let convergence: Convergence
     /// Position of this snapshot in the session's sequence, starting at 0 for the initial state.
     public let sequence: UInt64
 
@@ -44,7 +53,7 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
         isTorchEnabled: Bool, focusMode: FocusMode, activeLens: Lens?, isPreviewActive: Bool,
         isReleased: Bool, warning: CameraWarning?, error: CameraError?, sequence: UInt64,
         exposure: ExposureSettings? = nil, whiteBalance: WhiteBalanceSettings? = nil, antiFlicker: AntiFlickerMode? = nil,
-        frameRate: Double = 0
+        frameRate: Double = 0, metering: [MeteringRegion] = [], convergence: Convergence = .unknown
     ) {
         self.status = status
         self.zoomRatio = zoomRatio
@@ -62,6 +71,8 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
         self.whiteBalance = whiteBalance
         self.antiFlicker = antiFlicker
         self.frameRate = frameRate
+        self.metering = metering
+        self.convergence = convergence
     }
 
     /// The state of a session that was never started.
@@ -78,6 +89,8 @@ public struct CameraState: Sendable, Hashable, Codable, CustomStringConvertible 
         if let whiteBalance { s += " wb \(whiteBalance)" }
         if let antiFlicker { s += " flicker \(antiFlicker)" }
         if frameRate > 0 { s += " \(ZoomMath.format(frameRate)) fps" }
+        if !metering.isEmpty { s += " metering \(metering.map(\.description).joined(separator: ", "))" }
+        if convergence != .unknown { s += " \(convergence)" }
         if isReleased { s += " RELEASED" }
         if let warning { s += " warning: \(warning)" }
         if let error { s += " error: \(error)" }

@@ -42,6 +42,9 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     public var whiteBalance: WhiteBalanceCapabilities?
     /// The anti-flicker modes the device takes; nil when it has no such control (N1).
     public var antiFlickerModes: [AntiFlickerMode]?
+    /// The loops that take a metering region, and how many; nil when the device meters only
+    /// the whole frame its own way (A1).
+    public var metering: MeteringCapabilities?
 
     /// A descriptor; the defaults describe a fixed-focus, torchless, exclusive device zoomed in the frame path.
     public init(
@@ -49,7 +52,8 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         hasTorch: Bool = false, supportsFocusPoint: Bool = false, focusModes: [FocusMode] = [],
         formats: [FormatDescription], zoomMethod: ZoomMethod = .frameCrop, isExclusive: Bool = true,
         details: [String: String] = [:], exposure: ExposureCapabilities? = nil,
-        whiteBalance: WhiteBalanceCapabilities? = nil, antiFlickerModes: [AntiFlickerMode]? = nil
+        whiteBalance: WhiteBalanceCapabilities? = nil, antiFlickerModes: [AntiFlickerMode]? = nil,
+        metering: MeteringCapabilities? = nil
     ) {
         self.id = id
         self.name = name
@@ -66,6 +70,7 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         self.exposure = exposure
         self.whiteBalance = whiteBalance
         self.antiFlickerModes = antiFlickerModes
+        self.metering = metering
     }
 
     public var description: String { "\(backend):\(id) '\(name)' (\(facing))" }

@@ -34,11 +34,15 @@ public protocol TestHooks: Sendable {
     func inject(_ fault: InjectedFault, deviceID: String)
     /// The last focus point the device received, in lens-normalized coordinates.
     func lastFocusPoint(deviceID: String) -> NormalizedPoint?
+    /// The last metering regions the device received, lens-normalized; nil when the backend
+    /// cannot observe them (A3).
+    func lastMeteringRegions(deviceID: String) -> [MeteringRegion]?
     /// The width of the scene a frame shows, measured from its pixels, relative to the widest
     /// lens at 1x; nil when the backend cannot measure its own pixels (Z5).
     func measuredFieldOfView(of frame: Frame) -> Double?
 }
 
 extension TestHooks {
+    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { nil }
     public func measuredFieldOfView(of frame: Frame) -> Double? { nil }
 }

@@ -45,6 +45,8 @@ enum ProbeCommand {
             var exposure: ExposureCapabilities? = nil
             var whiteBalance: WhiteBalanceCapabilities? = nil
             var antiFlickerModes: [AntiFlickerMode]? = nil
+            /// Metering regions (A1); absent when the device meters the whole frame only.
+            var metering: MeteringCapabilities? = nil
         }
         struct FormatEntry: Codable {
             var pixelFormat: String
@@ -114,10 +116,11 @@ enum ProbeCommand {
             zoomMethod: d.zoomMethod, hasTorch: d.hasTorch, supportsFocusPoint: d.supportsFocusPoint,
             focusModes: caps.focusModes(for: d.facing),
             formats: d.formats.map { .init(pixelFormat: $0.pixelFormat.fourCC, width: $0.size.width, height: $0.size.height, frameRates: $0.frameRates) },
-            details: d.details, exposure: d.exposure, whiteBalance: d.whiteBalance, antiFlickerModes: d.antiFlickerModes)
+            details: d.details, exposure: d.exposure, whiteBalance: d.whiteBalance, antiFlickerModes: d.antiFlickerModes,
+            metering: d.metering)
     }
 
-    /// One line for exposure, white balance and anti-flicker, in real units (E1, W1, N1).
+    /// One line for exposure, white balance, anti-flicker and metering, in real units (E1, W1, N1, A1).
     static func imageControlsLine(_ d: Report.DeviceEntry) -> String {
         func range(_ r: ClosedRange<Double>, _ scale: Double = 1, _ unit: String) -> String {
             "\(ZoomMath.format(r.lowerBound * scale))...\(ZoomMath.format(r.upperBound * scale))\(unit)"
@@ -137,6 +140,7 @@ enum ProbeCommand {
             parts.append(s)
         } else { parts.append("white balance no") }
         parts.append("anti-flicker " + (d.antiFlickerModes.map { $0.map(\.rawValue).joined(separator: "/") } ?? "no"))
+        parts.append("metering " + (d.metering.map { "\($0.modes) x\($0.maxRegions)" } ?? "no"))
         return parts.joined(separator: "; ")
     }
 

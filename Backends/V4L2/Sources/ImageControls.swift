@@ -6,6 +6,12 @@ import Glibc
 /// once per node: `exposure_auto`/`auto_exposure` (menu), `exposure_time_absolute` (100 µs
 /// units), `gain` (unitless) and `gain_automatic` (vivid, sensors without an AE menu), `3a_lock`, `white_balance_automatic`, `white_balance_temperature`
 /// (Kelvin) and `power_line_frequency` (menu). The core clamps; this only maps and applies.
+///
+/// Metering regions (A1) are not among them: the V4L2 UAPI has no control that places an AE, AWB
+/// or AF region. `V4L2_CID_EXPOSURE_METERING` (average, center-weighted, spot, matrix; on a few
+/// sensor drivers, not on UVC or vivid) chooses a method whose spot is the frame's centre, so a
+/// V4L2 device's `DeviceDescriptor.metering` stays nil and `setMetering` is answered with
+/// `controlUnsupported`; the menu stays reachable as the raw control `exposure_metering_mode`.
 struct V4L2ImageControls: Sendable {
     static let exposureAutoID = UInt32(V4L2_CID_EXPOSURE_AUTO)
     static let exposureAbsoluteID = UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)
