@@ -29,6 +29,9 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         var focusMode: FocusMode = .continuous
         var closed = false
         var reportedLoss = false
+        /// The manual duration (s) and gain last applied, kept when manual is asked without them.
+        var duration: Double?
+        var gain: Double?
     }
     /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
     /// unplug its requests never complete (uvcvideo), so no frame callback can tell either.
@@ -44,7 +47,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     /// Acquires, configures (reporting what libcamera really chose), maps and starts.
-    static func open(info: LibCameraInfo, chosen: FormatDescription?, sink: DriverSink) throws(CameraError) -> LibCameraBinding {
+    static func open(info: LibCameraInfo, chosen: FormatDescription?, frameRate: Double?, sink: DriverSink) throws(CameraError) -> LibCameraBinding {
         var configured = camhal_lc_configured()
         var code: Int32 = 0
         var err = [CChar](repeating: 0, count: 512)
@@ -67,8 +70,17 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         }
         let handle = LibCameraSessionHandle(session)
         let pf = LibCameraPixelFormat.camhal(fromLibcamera: configured.fourcc)
+        var rate = info.maxFrameRate
+        if let frameRate, frameRate > 0, let limits = info.controls.first(where: { $0.name == "FrameDurationLimits" }) {
+            // G2: one frame duration for the whole stream, within the camera's limits.
+            let durations = LibCameraControlMapping.frameDurationLimits(rate: frameRate).map {
+                min(max($0, limits.minimum), max(limits.minimum, limits.maximum))
+            }
+            camhal_lc_set_control(session, limits.id, durations, UInt32(durations.count))
+            rate = 1e6 / durations[0]
+        }
         let format = StreamFormat(
-            pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: info.maxFrameRate)
+            pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: rate)
         let binding = LibCameraBinding(
             info: info, format: format, cameraFourCC: configured.fourcc,
             bytesPerRow: Int(configured.stride), sink: sink)
@@ -190,6 +202,84 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         camhal_lc_set_focus(
             handle.pointer, -1, trigger, Int32(window.x), Int32(window.y), UInt32(window.width), UInt32(window.height), -1)
         return true
+    }
+
+    /// Sets the mapped control called `name` (libcamera's name) in the next requests; nil stops
+    /// sending it. False when the camera lacks it.
+    @discardableResult
+    private func send(_ name: String, _ value: Double?) -> Bool {
+        guard let handle, let id = info.controls.first(where: { $0.name == name })?.id else { return false }
+        if let value {
+            var v = value
+            camhal_lc_set_control(handle.pointer, id, &v, 1)
+        } else {
+            camhal_lc_set_control(handle.pointer, id, nil, 0)
+        }
+        return true
+    }
+
+    /// The reported value of `name` from the newest request's metadata (nil where the pipeline
+    /// reports none: vimc and uvcvideo in 0.0.3 report only SensorTimestamp).
+    private func reported(_ name: String) -> Double? {
+        guard let id = info.controls.first(where: { $0.name == name })?.id else { return nil }
+        return LibCameraManager.controlValue(cameraID: info.id, id: id)?.first
+    }
+
+    /// AeEnable on for continuous auto; off with ExposureTime (µs) and AnalogueGain for manual
+    /// (both in the same request, so no request runs manual with stale values: E3);
+    /// ExposureValue for the bias. Returns what the requests carry, with the duration and gain
+    /// the metadata reports where the pipeline reports them.
+    func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
+        guard handle != nil, let caps = LibCameraControlMapping.exposureCapabilities(info.controls) else { return nil }
+        var applied = ExposureSettings(mode: request.mode == .manual ? .manual : .continuousAuto, bias: 0)
+        let exposureTime = info.controls.first { $0.name == "ExposureTime" }
+        if applied.mode == .manual {
+            let kept = state.withLock { s -> (Double?, Double?) in
+                if let d = request.duration { s.duration = d }
+                if let g = request.gain { s.gain = g }
+                return (s.duration, s.gain)
+            }
+            if let d = kept.0, let et = exposureTime, caps.durationRange != nil {
+                let us = LibCameraControlMapping.microseconds(seconds: d, range: max(et.minimum, 1)...max(et.minimum, et.maximum, 1))
+                send("ExposureTime", us)
+                applied.duration = LibCameraControlMapping.seconds(microseconds: us)
+            }
+            if let g = kept.1, caps.gainRange != nil {
+                send("AnalogueGain", g)
+                applied.gain = Double(Float(g))
+            }
+            send("AeEnable", 0)
+        } else {
+            send("ExposureTime", nil)
+            send("AnalogueGain", nil)
+            send("AeEnable", 1)
+            applied.duration = reported("ExposureTime").map { LibCameraControlMapping.seconds(microseconds: $0) }
+            applied.gain = reported("AnalogueGain")
+        }
+        if caps.biasRange != nil {
+            send("ExposureValue", request.bias)
+            applied.bias = Double(Float(request.bias))
+        }
+        return applied
+    }
+
+    /// AwbEnable on, with AwbMode auto or the preset's mode (W3). libcamera 0.0.3 takes no
+    /// colour temperature, so the settings carry none.
+    func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
+        guard handle != nil, let caps = LibCameraControlMapping.whiteBalanceCapabilities(info.controls) else { return nil }
+        switch request.mode {
+        case .preset:
+            guard let preset = request.preset, caps.presets.contains(preset),
+                  let mode = LibCameraControlMapping.awbPresets.first(where: { $0.0 == preset })?.1
+            else { return WhiteBalanceSettings() }
+            send("AwbEnable", 1)
+            send("AwbMode", Double(mode))
+            return WhiteBalanceSettings(mode: .preset, preset: preset)
+        default:
+            send("AwbEnable", 1)
+            if !caps.presets.isEmpty { send("AwbMode", Double(LibCameraControlMapping.awbAuto)) }
+            return WhiteBalanceSettings(mode: .auto)
+        }
     }
 
     /// Stops (blocking until libcamera completed or cancelled every request), frees the buffers'
