@@ -353,6 +353,105 @@ struct LibCameraTests {
         }
     }
 
+    /// A raw control set through `DeviceControls` reaches the picture on vimc while it streams:
+    /// libcamera's Brightness (a float, -1...1) moves the sensor's test pattern within a few
+    /// frames. Fails when a stored value never reaches a request, or only at the next session.
+    @Test(.enabled(if: libcameraDevices.contains { $0.name == "Sensor B" }, "needs vimc (scripts/vm-run)"))
+    func rawBrightnessReachesThePictureOnVimc() throws {
+        let d = try #require(libcameraDevices.first { $0.name == "Sensor B" })
+        let controls = try LibCameraBackend.shared.deviceControls(for: d)
+        #expect(try controls.list().map(\.name) == ["brightness", "contrast", "saturation"])
+        try controls.set("brightness", to: .float(0))
+        defer { _ = try? controls.set("brightness", to: .float(0)) }
+        let levels = Locked([Double]())
+        let got = DispatchSemaphore(value: 0)
+        let sink = DriverSink(
+            frame: { f in
+                // The mean of one row across the colour bars.
+                let p = f.planes[0].bytes
+                let row = (f.height / 2) * f.planes[0].bytesPerRow
+                var sum = 0, n = 0
+                for x in stride(from: 0, to: f.width * 3, by: 3) {
+                    sum += Int(p[row + x]) + Int(p[row + x + 1]) + Int(p[row + x + 2])
+                    n += 3
+                }
+                levels.withLock { $0.append(Double(sum) / Double(max(n, 1))) }
+                got.signal()
+            }, event: { _ in })
+        let b = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: sink)
+        defer { b.close() }
+        /// The level of the first of the next `frames` frames that satisfies `wanted`.
+        func level(within frames: Int, _ wanted: (Double) -> Bool) -> Double? {
+            for _ in 0..<frames {
+                guard got.wait(timeout: .now() + 10) == .success else { return nil }
+                if let v = levels.value.last, wanted(v) { return v }
+            }
+            return nil
+        }
+        _ = level(within: 3) { _ in false }
+        let base = try #require(levels.value.last, "no frames from vimc")
+        #expect(try controls.set("brightness", to: .float(0.5)) == .float(0.5))
+        let bright = level(within: 20) { $0 > base + 15 }
+        try controls.set("brightness", to: .float(-0.5))
+        let dark = level(within: 20) { $0 < base - 15 }
+        print("libcamera vimc brightness: level \(base) at 0, \(bright.map { "\($0)" } ?? "unchanged") at 0.5, \(dark.map { "\($0)" } ?? "unchanged") at -0.5")
+        #expect(bright != nil, "brightness 0.5 did not brighten the picture (level \(base), then \(levels.value.suffix(3)))")
+        #expect(dark != nil, "brightness -0.5 did not darken the picture (level \(base), then \(levels.value.suffix(3)))")
+    }
+
+    /// The mapped exposure and a raw control reach a UVC webcam through libcamera 0.0.3's uvcvideo
+    /// handler, read back with v4l2-ctl on its node while the session streams: manual 10 ms at gain
+    /// 2 is auto_exposure Manual Mode (1), exposure_time_absolute 100 (100 µs units) and gain 85
+    /// (the handler maps the C920's 0...255 linearly onto 1...4); continuous auto is Aperture
+    /// Priority (3); raw Brightness 0.5 is brightness 192. Fails when a mapped value is not
+    /// carried by a request, or the manual handshake leaves auto exposure on.
+    @Test(.enabled(if: emulatedWebcam != nil, "needs an emulated webcam libcamera lists: scripts/vm-libcamera-webcam"))
+    func mappedExposureAndRawControlsReachTheWebcam() throws {
+        let (d, serial) = try #require(emulatedWebcam)
+        let caps = try #require(d.exposure, "no exposure capabilities on \(d.id)")
+        #expect(caps.modes == [.continuousAuto, .manual] && caps.gainUnit == .multiplier && caps.durationRange != nil)
+        let sockets = ProcessInfo.processInfo.environment["CAMHAL_WEBCAM_SOCKETS"] ?? "/run/camhal-webcam"
+        let node = try #require((try? String(contentsOfFile: "\(sockets)/\(serial).node", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        func read(_ names: String) throws -> String {
+            let p = Process()
+            let out = Pipe()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
+            p.arguments = ["-d", node, "-C", names]
+            p.standardOutput = out
+            try p.run()
+            p.waitUntilExit()
+            return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        let c = Collector(keep: 0, count: Int.max)
+        func frames(_ n: Int) -> Bool {
+            let target = c.seen.value + n
+            while c.seen.value < target { if c.got.wait(timeout: .now() + 20) == .timedOut { return false } }
+            return true
+        }
+        let b = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: c.sink)
+        defer { b.close() }
+        #expect(frames(2), "no frames from \(d.id)")
+        let manual = b.applyExposure(ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
+        #expect(manual == ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
+        #expect(frames(3))
+        let m = try read("auto_exposure,exposure_time_absolute,gain")
+        #expect(m.contains("auto_exposure: 1") && m.contains("exposure_time_absolute: 100") && m.contains("gain: 85"), "manual 10 ms, gain 2 on \(node): \(m)")
+        let auto = b.applyExposure(ExposureSettings())
+        #expect(auto?.mode == .continuousAuto)
+        #expect(frames(3))
+        let a = try read("auto_exposure")
+        #expect(a.contains("auto_exposure: 3"), "continuous auto on \(node): \(a)")
+        let controls = try LibCameraBackend.shared.deviceControls(for: d)
+        #expect(try controls.control(named: "exposuretime").ownedBy == "setExposureDuration")
+        try controls.set("brightness", to: .float(0.5))
+        defer { _ = try? controls.set("brightness", to: .float(0)) }
+        #expect(frames(3))
+        let r = try read("brightness")
+        #expect(r.contains("brightness: 192"), "raw Brightness 0.5 on \(node): \(r)")
+        print("libcamera webcam \(d.id): manual → \(m.split(separator: "\n").joined(separator: ", ")); auto → \(a.trimmingCharacters(in: .whitespacesAndNewlines)); \(r.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
     @Test(.enabled(if: libcameraDevices.contains { $0.name == "Sensor B" } && ProcessInfo.processInfo.environment["CAMHAL_VM"] == "1", "needs vimc in the VM (scripts/vm-run)"))
     func unbindingTheDriverReportsDisconnected() throws {
         let d = try #require(libcameraDevices.first { $0.name == "Sensor B" })
