@@ -160,6 +160,19 @@ CameraManager *manager(int *rc, char *err, size_t errlen) {
     return g_manager;
 }
 
+/// The camera called `camera_id`, or nullptr with *rc a negative errno (the manager's start
+/// error, or -ENODEV) and the message in `err`.
+std::shared_ptr<Camera> findCamera(const char *camera_id, int *rc, char *err, size_t errlen) {
+    CameraManager *m = manager(rc, err, errlen);
+    if (!m) return nullptr;
+    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
+    if (!cam) {
+        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
+        *rc = -ENODEV;
+    }
+    return cam;
+}
+
 // MARK: Control values as numbers
 
 using Numbers = std::vector<double>;
@@ -604,13 +617,8 @@ int camhal_lc_enumerate(camhal_lc_camera_fn fn, void *ctx, char *err, size_t err
 int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_format_fn range_min_fn,
                       camhal_lc_format_fn range_max_fn, void *ctx, char *err, size_t errlen) {
     int rc = 0;
-    CameraManager *m = manager(&rc, err, errlen);
-    if (!m) return rc;
-    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
-    if (!cam) {
-        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
-        return -ENODEV;
-    }
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
     std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
     if (!config || config->empty()) {
         put(err, errlen, "generateConfiguration(Viewfinder) gave nothing for '" + cam->id() + "'");
@@ -633,13 +641,8 @@ int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_f
 int camhal_lc_validate(const char *camera_id, uint32_t fourcc, uint32_t width, uint32_t height,
                        uint32_t *out_fourcc, uint32_t *out_width, uint32_t *out_height, char *err, size_t errlen) {
     int rc = 0;
-    CameraManager *m = manager(&rc, err, errlen);
-    if (!m) return rc;
-    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
-    if (!cam) {
-        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
-        return -ENODEV;
-    }
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
     std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
     if (!config || config->empty()) return -EINVAL;
     StreamConfiguration &sc = config->at(0);
@@ -888,13 +891,8 @@ void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_sta
 
 int camhal_lc_controls(const char *camera_id, camhal_lc_control_fn fn, void *ctx, char *err, size_t errlen) {
     int rc = 0;
-    CameraManager *m = manager(&rc, err, errlen);
-    if (!m) return rc;
-    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
-    if (!cam) {
-        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
-        return -ENODEV;
-    }
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
     const ControlInfoMap &ctrls = cam->controls();
     std::vector<std::pair<unsigned int, const ControlId *>> ids;
     for (const auto &e : ctrls) ids.push_back({ e.first->id(), e.first });

@@ -3,7 +3,15 @@ import CamHAL
 
 /// libcamera's ControlType numbers (0.0.3), as the shim reports them (CAMHAL_LC_TYPE_*).
 enum LibCameraControlType: Int32, Sendable, Hashable {
-    case none = 0, bool, byte, int32, int64, float, string, rectangle, size
+    case none = 0
+    case bool
+    case byte
+    case int32
+    case int64
+    case float
+    case string
+    case rectangle
+    case size
 }
 
 /// One entry of a camera's ControlInfoMap (`camera->controls()`), numbers as doubles: what the
