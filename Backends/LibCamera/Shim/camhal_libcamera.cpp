@@ -329,6 +329,9 @@ struct camhal_lc_session {
     // The camera's controls, to keep unknown IDs out of requests (libcamera rejects them).
     const ControlInfoMap *infoMap = nullptr;
 
+    /// camhal_lc_set_control's work; the caller holds `mutex`.
+    void setMapped(uint32_t id, const double *values, uint32_t count);
+
     void fillControls(Request *req) {
         ControlList &c = req->controls();
         {
@@ -368,9 +371,17 @@ struct camhal_lc_session {
         if (!running.load()) return;
         if (req->status() == Request::RequestCancelled) {
             // Cancelled while running: the pipeline refused the request's controls (uvcvideo
-            // cancels a request whose S_EXT_CTRLS fails). Queue it again (a refused value is
-            // carried once, so the retry carries none of it) rather than lose the buffer.
+            // cancels a request whose S_EXT_CTRLS fails, e.g. AeEnable on a webcam whose
+            // auto_exposure menu lacks Aperture Priority). Queue it again (a refused value is
+            // carried once, so the retry carries none of it) rather than lose the buffer, and
+            // say which controls it carried.
+            std::string names;
+            for (const auto &e : req->controls()) {
+                const ControlId *cid = controlId(e.first);
+                names += (names.empty() ? "" : ", ") + (cid ? cid->name() : std::to_string(e.first));
+            }
             requeue(static_cast<uint32_t>(req->cookie()));
+            if (!names.empty() && eventFn) eventFn(ctx, CAMHAL_LC_EVENT_CONTROLS_REFUSED, names.c_str());
             return;
         }
         const auto &bufs = req->buffers();
@@ -416,7 +427,7 @@ struct camhal_lc_session {
 
     void onDisconnected() {
         disconnectedSignal.store(true);
-        if (eventFn) eventFn(ctx, 1);
+        if (eventFn) eventFn(ctx, CAMHAL_LC_EVENT_DISCONNECTED, nullptr);
     }
 
     /// Whether descriptor `fd` still refers to `path`'s node and that node was deleted.
@@ -965,20 +976,34 @@ int camhal_lc_control_value(const char *camera_id, uint32_t id, double *values, 
     return 0;
 }
 
+void camhal_lc_set_controls(camhal_lc_session *s, uint32_t n, const uint32_t *ids, const uint32_t *counts,
+                            const double *values) {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    for (uint32_t i = 0; i < n; i++) {
+        s->setMapped(ids[i], values, counts[i]);
+        values += counts[i];
+    }
+}
+
 void camhal_lc_set_control(camhal_lc_session *s, uint32_t id, const double *values, uint32_t count) {
     if (!s) return;
     std::lock_guard<std::mutex> lock(s->mutex);
+    s->setMapped(id, values, count);
+}
+
+void camhal_lc_session::setMapped(uint32_t id, const double *values, uint32_t count) {
     if (count == 0) {
-        s->mapped.erase(id);
+        mapped.erase(id);
         return;
     }
-    if (!s->infoMap || s->infoMap->find(id) == s->infoMap->end()) return;
+    if (!infoMap || infoMap->find(id) == infoMap->end()) return;
     ControlValue v;
     if (!controlValue(controlId(id), Numbers(values, values + count), &v)) return;
-    auto old = s->mapped.find(id);
-    if (old != s->mapped.end() && old->second == v) return;  // unchanged: no control write
-    s->mapped[id] = v;
-    s->mappedPending.insert(id);
+    auto old = mapped.find(id);
+    if (old != mapped.end() && old->second == v) return;  // unchanged: no control write
+    mapped[id] = v;
+    mappedPending.insert(id);
 }
 
 int camhal_lc_device_lost(camhal_lc_session *s) { return s && s->lost() ? 1 : 0; }

@@ -151,6 +151,14 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         if report { sink.report(.failed(.disconnected(device: info.id))) }
     }
 
+    /// The pipeline refused a request carrying `names` (uvcvideo in 0.0.3 maps AeEnable on to the
+    /// V4L2 Aperture Priority entry, which not every webcam has): a warning naming them, since
+    /// the snapshot's values for them did not reach the device.
+    func controlsRefused(_ names: String) {
+        guard !state.value.closed else { return }
+        sink.report(.streamError("libcamera refused a request's controls (\(names)); the device kept its previous values"))
+    }
+
     private func startLossWatch() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
@@ -204,18 +212,19 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         return true
     }
 
-    /// Sets the mapped control called `name` (libcamera's name) in the next requests; nil stops
-    /// sending it. False when the camera lacks it.
-    @discardableResult
-    private func send(_ name: String, _ value: Double?) -> Bool {
-        guard let handle, let id = info.controls.first(where: { $0.name == name })?.id else { return false }
-        if let value {
-            var v = value
-            camhal_lc_set_control(handle.pointer, id, &v, 1)
-        } else {
-            camhal_lc_set_control(handle.pointer, id, nil, 0)
+    /// Sets the mapped controls called by libcamera's names in the next request, all in the same
+    /// one; a nil value stops sending that control. Controls the camera lacks are left out.
+    private func send(_ batch: [(name: String, value: Double?)]) {
+        guard let handle else { return }
+        var ids: [UInt32] = [], counts: [UInt32] = [], values: [Double] = []
+        for (name, value) in batch {
+            guard let id = info.controls.first(where: { $0.name == name })?.id else { continue }
+            ids.append(id)
+            counts.append(value == nil ? 0 : 1)
+            if let value { values.append(value) }
         }
-        return true
+        guard !ids.isEmpty else { return }
+        camhal_lc_set_controls(handle.pointer, UInt32(ids.count), ids, counts, values)
     }
 
     /// The reported value of `name` from the newest request's metadata (nil where the pipeline
@@ -233,6 +242,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         guard handle != nil, let caps = LibCameraControlMapping.exposureCapabilities(info.controls) else { return nil }
         var applied = ExposureSettings(mode: request.mode == .manual ? .manual : .continuousAuto, bias: 0)
         let exposureTime = info.controls.first { $0.name == "ExposureTime" }
+        var batch: [(name: String, value: Double?)] = []
         if applied.mode == .manual {
             let kept = state.withLock { s -> (Double?, Double?) in
                 if let d = request.duration { s.duration = d }
@@ -241,25 +251,24 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             }
             if let d = kept.0, let et = exposureTime, caps.durationRange != nil {
                 let us = LibCameraControlMapping.microseconds(seconds: d, range: max(et.minimum, 1)...max(et.minimum, et.maximum, 1))
-                send("ExposureTime", us)
+                batch.append(("ExposureTime", us))
                 applied.duration = LibCameraControlMapping.seconds(microseconds: us)
             }
             if let g = kept.1, caps.gainRange != nil {
-                send("AnalogueGain", g)
+                batch.append(("AnalogueGain", g))
                 applied.gain = Double(Float(g))
             }
-            send("AeEnable", 0)
+            batch.append(("AeEnable", 0))
         } else {
-            send("ExposureTime", nil)
-            send("AnalogueGain", nil)
-            send("AeEnable", 1)
+            batch += [("ExposureTime", nil), ("AnalogueGain", nil), ("AeEnable", 1)]
             applied.duration = reported("ExposureTime").map { LibCameraControlMapping.seconds(microseconds: $0) }
             applied.gain = reported("AnalogueGain")
         }
         if caps.biasRange != nil {
-            send("ExposureValue", request.bias)
+            batch.append(("ExposureValue", request.bias))
             applied.bias = Double(Float(request.bias))
         }
+        send(batch)
         return applied
     }
 
@@ -272,12 +281,10 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             guard let preset = request.preset, caps.presets.contains(preset),
                   let mode = LibCameraControlMapping.awbPresets.first(where: { $0.0 == preset })?.1
             else { return WhiteBalanceSettings() }
-            send("AwbEnable", 1)
-            send("AwbMode", Double(mode))
+            send([("AwbEnable", 1), ("AwbMode", Double(mode))])
             return WhiteBalanceSettings(mode: .preset, preset: preset)
         default:
-            send("AwbEnable", 1)
-            if !caps.presets.isEmpty { send("AwbMode", Double(LibCameraControlMapping.awbAuto)) }
+            send([("AwbEnable", 1)] + (caps.presets.isEmpty ? [] : [("AwbMode", Double(LibCameraControlMapping.awbAuto))]))
             return WhiteBalanceSettings(mode: .auto)
         }
     }
@@ -303,8 +310,12 @@ private let libcameraFrameCallback: camhal_lc_frame_fn = { ctx, completion in
     relay.binding?.completed(completion.pointee)
 }
 
-private let libcameraEventCallback: camhal_lc_event_fn = { ctx, _ in
-    guard let ctx else { return }
-    Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding?.disconnected()
+private let libcameraEventCallback: camhal_lc_event_fn = { ctx, event, detail in
+    guard let ctx, let binding = Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding else { return }
+    if event == Int32(CAMHAL_LC_EVENT_CONTROLS_REFUSED) {
+        binding.controlsRefused(detail.map { String(cString: $0) } ?? "")
+    } else {
+        binding.disconnected()
+    }
 }
 #endif

@@ -139,8 +139,11 @@ typedef struct camhal_lc_completion {
 } camhal_lc_completion;
 
 typedef void (*camhal_lc_frame_fn)(void *ctx, const camhal_lc_completion *c);
-/// The camera went away while the session was open (Camera::disconnected).
-typedef void (*camhal_lc_event_fn)(void *ctx, int disconnected);
+/// Session events: the camera went away while the session was open (Camera::disconnected), or
+/// the pipeline refused a request's controls (the request was requeued without them; `detail`
+/// names the controls it carried, valid during the call; NULL for a disconnect).
+enum { CAMHAL_LC_EVENT_DISCONNECTED = 1, CAMHAL_LC_EVENT_CONTROLS_REFUSED = 2 };
+typedef void (*camhal_lc_event_fn)(void *ctx, int event, const char *detail);
 
 /// What the camera really configured (validate() may adjust: 640x480 is 636x480 on vimc).
 typedef struct camhal_lc_configured {
@@ -184,6 +187,12 @@ void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_sta
 /// and frame-duration controls), `count` numbers; count 0 stops sending it. Unknown controls
 /// and controls the camera lacks are ignored.
 void camhal_lc_set_control(camhal_lc_session *s, uint32_t id, const double *values, uint32_t count);
+
+/// Sets `n` controls at once, as camhal_lc_set_control each, so that one request carries them
+/// all (AeEnable off with ExposureTime: uvcvideo refuses an exposure time while auto exposure
+/// is on). Control i has ids[i] and counts[i] numbers, taken in order from `values`.
+void camhal_lc_set_controls(camhal_lc_session *s, uint32_t n, const uint32_t *ids, const uint32_t *counts,
+                            const double *values);
 
 /// Whether the camera went away: Camera::disconnected fired (udev systems), a video node of the
 /// camera answers VIDIOC_QUERYCAP with ENODEV, or a node it holds now reads "(deleted)" in
