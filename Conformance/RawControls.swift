@@ -17,8 +17,8 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
             if c.type.isRangedInteger && c.dimensions.isEmpty && c.maximum >= c.minimum {
                 try expect((c.minimum...c.maximum).contains(c.defaultValue), "\(c.name): default \(c.defaultValue) outside \(c.minimum)...\(c.maximum)")
             }
-            if c.type == .float, let r = c.floatRange {
-                try expect(r.contains(c.floatDefault), "\(c.name): default \(c.floatDefault) outside \(r)")
+            if c.type == .float, let r = c.floatRange, let d = c.floatDefault {
+                try expect(r.contains(d), "\(c.name): default \(d) outside \(r)")
             }
             for e in c.menu { try expect((c.minimum...c.maximum).contains(e.index), "\(c.name): menu entry \(e.index) outside \(c.minimum)...\(c.maximum)") }
         }

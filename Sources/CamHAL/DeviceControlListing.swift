@@ -49,7 +49,7 @@ extension DeviceControls {
         case .float:
             // v4l2-ctl has no float type; the same layout, with the float range and no step.
             let r = c.floatRange
-            s += "(float)  : min=\(r.map { String($0.lowerBound) } ?? "-") max=\(r.map { String($0.upperBound) } ?? "-") default=\(c.floatDefault)"
+            s += "(float)  : min=\(r.map { String($0.lowerBound) } ?? "-") max=\(r.map { String($0.upperBound) } ?? "-") default=\(c.floatDefault.map { String($0) } ?? "-")"
         }
         if c.dimensions.isEmpty {
             s += " value=" + valueText(c)

@@ -177,8 +177,8 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
     /// A float control's minimum...maximum (its integer `minimum`, `maximum` and `step` are 0);
     /// nil for every other type.
     public var floatRange: ClosedRange<Double>?
-    /// A float control's default value (0 for every other type).
-    public var floatDefault: Double = 0
+    /// A float control's default value; nil for every other type.
+    public var floatDefault: Double?
 
     /// Creates a descriptor; `name` is derived from `displayName` (`name(derivedFrom:)`). The other
     /// parameters set the properties of the same names.

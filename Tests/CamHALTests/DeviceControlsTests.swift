@@ -193,6 +193,7 @@ struct DeviceFloatControlTests {
     static var brightness: DeviceControl {
         var c = DeviceControl(id: 9, displayName: "Brightness", type: .float, group: "libcamera Controls", value: .float(0))
         c.floatRange = -1...1
+        c.floatDefault = 0
         return c
     }
 
