@@ -17,6 +17,9 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
             if c.type.isRangedInteger && c.dimensions.isEmpty && c.maximum >= c.minimum {
                 try expect((c.minimum...c.maximum).contains(c.defaultValue), "\(c.name): default \(c.defaultValue) outside \(c.minimum)...\(c.maximum)")
             }
+            if c.type == .float, let r = c.floatRange, let d = c.floatDefault {
+                try expect(r.contains(d), "\(c.name): default \(d) outside \(r)")
+            }
             for e in c.menu { try expect((c.minimum...c.maximum).contains(e.index), "\(c.name): menu entry \(e.index) outside \(c.minimum)...\(c.maximum)") }
         }
         let names = before.map(\.name)
@@ -40,8 +43,25 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
     // the driver (the read-back would differ from `DeviceControl.roundToRange`).
     Check("X2", "integer values clamped and stepped as the driver does") { ctx in
         let controls = try ctx.backend.deviceControls(for: ctx.device)
-        guard let c = safeControl(try controls.list(), { $0.type == .integer && $0.maximum > $0.minimum }) else {
-            return .notSupported("no plain writable integer control")
+        let all = try controls.list()
+        guard let c = safeControl(all, { $0.type == .integer && $0.maximum > $0.minimum }) else {
+            // libcamera's image controls are floats (Brightness, Contrast, Saturation): clamped to
+            // their range, with no step.
+            guard let f = safeControl(all, { $0.type == .float && ($0.floatRange.map { $0.upperBound > $0.lowerBound } ?? false) }),
+                  let r = f.floatRange
+            else { return .notSupported("no plain writable integer or float control") }
+            let original = f.value
+            defer { _ = try? controls.set(f.name, to: original) }
+            for (p, want) in [(r.upperBound + 1, r.upperBound), (r.lowerBound - 1, r.lowerBound), ((r.lowerBound + r.upperBound) / 2, (r.lowerBound + r.upperBound) / 2)] {
+                let applied = try controls.set(f.name, to: .float(p))
+                let read = try controls.value(of: f.name)
+                for v in [applied, read] {
+                    guard case .float(let x) = v, abs(x - want) <= 1e-6 * max(1, abs(want)) else {
+                        throw CheckFailure(reason: "\(f.name) set to \(p): applied \(applied), reads \(read), clamped into \(r) gives \(want)")
+                    }
+                }
+            }
+            return .ok
         }
         let original = c.value
         defer { _ = try? controls.set(c.name, to: original) }
@@ -136,6 +156,9 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
     // subscribed, or a stream that reports only this app's own writes.
     Check("X7", "an external change is observed") { ctx in
         let controls = try ctx.backend.deviceControls(for: ctx.device)
+        if !controls.reportsExternalChanges {
+            return .notSupported("\(ctx.backend.identifier) has no control change events: another process's change cannot be observed")
+        }
         guard let c = safeControl(try controls.list(), { $0.type == .integer && $0.maximum > $0.minimum }) else {
             return .notSupported("no plain writable integer control to change")
         }

@@ -46,6 +46,10 @@ extension DeviceControls {
         case .u32: s += "(u32)    : " + range
         case .area: s += "(area)   :"
         case .compound: s += "(unknown): type=\(String(c.typeCode, radix: 16))"
+        case .float:
+            // v4l2-ctl has no float type; the same layout, with the float range and no step.
+            let r = c.floatRange
+            s += "(float)  : min=\(r.map { String($0.lowerBound) } ?? "-") max=\(r.map { String($0.upperBound) } ?? "-") default=\(c.floatDefault.map { String($0) } ?? "-")"
         }
         if c.dimensions.isEmpty {
             s += " value=" + valueText(c)
@@ -66,6 +70,7 @@ extension DeviceControls {
             default: return c.type == .string ? "''" : "unsupported payload type"
             }
         }
+        if case .float(let f) = c.value { return String(f) }
         let v = c.value.integer ?? 0
         switch c.type {
         case .integer64: return String(v)

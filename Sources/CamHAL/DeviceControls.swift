@@ -33,6 +33,9 @@ public enum DeviceControlType: String, Sendable, Hashable, Codable, CaseIterable
     case area
     /// Any other compound type (codec parameters, HDR metadata...): listed, never settable here.
     case compound
+    /// A floating-point number (libcamera's ControlTypeFloat: Brightness, Contrast, AnalogueGain);
+    /// its range is `DeviceControl.floatRange`, with no step. V4L2 has no such type.
+    case float
 
     public var description: String { rawValue }
 
@@ -118,6 +121,8 @@ public enum DeviceControlValue: Sendable, Hashable, Codable, CustomStringConvert
     case string(String)
     /// An area control's width and height.
     case area(width: UInt32, height: UInt32)
+    /// A float control's number.
+    case float(Double)
     /// No readable value: a button, a write-only control, an array.
     case none
 
@@ -129,6 +134,7 @@ public enum DeviceControlValue: Sendable, Hashable, Codable, CustomStringConvert
         case .integer(let v): return String(v)
         case .string(let s): return s
         case .area(let w, let h): return "\(w)x\(h)"
+        case .float(let v): return String(v)
         case .none: return "-"
         }
     }
@@ -168,6 +174,11 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
     /// The CamHAL setter that owns this control (`setZoomRatio`, `setFocusMode`, `setTorch`), or
     /// nil: an owned control is read-only here so the session's state and the device agree (X6).
     public var ownedBy: String?
+    /// A float control's minimum...maximum (its integer `minimum`, `maximum` and `step` are 0);
+    /// nil for every other type.
+    public var floatRange: ClosedRange<Double>?
+    /// A float control's default value; nil for every other type.
+    public var floatDefault: Double?
 
     /// Creates a descriptor; `name` is derived from `displayName` (`name(derivedFrom:)`). The other
     /// parameters set the properties of the same names.
@@ -225,8 +236,8 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
 
     // MARK: Validation (X2, X3, X4)
 
-    /// `value` as the driver would store it, or the refusal naming the bad value: integers are
-    /// clamped to minimum...maximum and rounded to the step exactly as the V4L2 core does
+    /// `value` as the driver would store it, or the refusal naming the bad value: a float is
+    /// clamped to `floatRange` (NaN refused); integers are clamped to minimum...maximum and rounded to the step exactly as the V4L2 core does
     /// (`ROUND_TO_RANGE`); a boolean becomes 0 or 1; a menu value must be one of the entries; a
     /// bitmask may use only the bits of `maximum`; a string's length must lie in
     /// minimum...maximum on the step; read-only, owned, array and compound controls are refused.
@@ -246,6 +257,16 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
         switch type {
         case .button:
             return .none
+        case .float:
+            let number: Double
+            switch value {
+            case .float(let v): number = v
+            case .integer(let v): number = Double(v)
+            default: throw mismatch(value, "a number")
+            }
+            guard !number.isNaN else { throw CameraError.invalidArgument(name: name, value: value.description, reason: "not a number") }
+            guard let range = floatRange else { return .float(number) }
+            return .float(min(max(number, range.lowerBound), range.upperBound))
         case .string:
             guard case .string(let s) = value else { throw mismatch(value, "a string") }
             let length = Int64(s.utf8.count)
@@ -318,6 +339,10 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
         default: break
         }
         let t = text.trimmingCharacters(in: .whitespaces)
+        if type == .float {
+            guard let v = Double(t), !v.isNaN else { throw CameraError.invalidArgument(name: name, value: text, reason: "expected a number") }
+            return .float(v)
+        }
         if let v = Self.parseInteger(t) { return .integer(v) }
         if type == .boolean {
             switch t.lowercased() {
@@ -396,6 +421,15 @@ public protocol DeviceControlDriver: Sendable {
     /// Reports every later change to any control, by anyone, until the watch is cancelled; nil
     /// when the device cannot report changes.
     func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)?
+    /// Whether `watch` also reports changes made outside this process (V4L2 control events);
+    /// false where the device has no change notifications at all (libcamera: its watch reports
+    /// this process's own writes only).
+    var reportsExternalChanges: Bool { get }
+}
+
+extension DeviceControlDriver {
+    /// Drivers report other processes' changes unless they say otherwise.
+    public var reportsExternalChanges: Bool { true }
 }
 
 /// A backend whose devices have raw controls. Backends that are not have none (an empty list).
@@ -474,6 +508,10 @@ public final class DeviceControls: Sendable {
         known.withLock { $0?[name] = fresh }
         return fresh
     }
+
+    /// Whether `changes()` also reports changes made by another process (X7): false where the
+    /// device cannot notify them (libcamera has no control events).
+    public var reportsExternalChanges: Bool { driver.reportsExternalChanges }
 
     /// The current value of `name`; a volatile control is asked again every time (X5).
     public func value(of name: String) throws(CameraError) -> DeviceControlValue { try control(named: name).value }

@@ -186,3 +186,33 @@ struct DeviceControlsTests {
         #expect(Int(liftedLuma) - Int(plainLuma) == 8)
     }
 }
+
+/// Float controls (libcamera's Brightness, Contrast, AnalogueGain): clamped, NaN refused, no step.
+@Suite("Raw float controls")
+struct DeviceFloatControlTests {
+    static var brightness: DeviceControl {
+        var c = DeviceControl(id: 9, displayName: "Brightness", type: .float, group: "libcamera Controls", value: .float(0))
+        c.floatRange = -1...1
+        c.floatDefault = 0
+        return c
+    }
+
+    @Test func clampedIntoTheRange() throws {
+        let c = Self.brightness
+        #expect(try c.validated(.float(3)) == .float(1))
+        #expect(try c.validated(.float(-3)) == .float(-1))
+        #expect(try c.validated(.float(0.25)) == .float(0.25))
+        #expect(try c.validated(.integer(1)) == .float(1))
+        #expect(throws: CameraError.self) { try c.validated(.float(.nan)) }
+        #expect(throws: CameraError.self) { try c.validated(.string("x")) }
+    }
+
+    @Test func parsedAndListed() throws {
+        let c = Self.brightness
+        #expect(try c.parse("0.5") == .float(0.5))
+        #expect(throws: CameraError.self) { try c.parse("bright") }
+        #expect(throws: CameraError.self) { try c.parse("nan") }
+        let line = DeviceControls.listing([c])
+        #expect(line.contains("brightness 0x00000009 (float)  : min=-1.0 max=1.0 default=0.0 value=0.0"))
+    }
+}

@@ -289,9 +289,85 @@ struct LibCameraTests {
         #expect(camera.currentState.isReleased)
     }
 
-    /// Unbinding the vimc driver while streaming must end in `.failed(.disconnected)`, not a freeze
-    /// or an abort. Only in the VM (it writes to sysfs); last in this serialized suite, and the
-    /// driver is bound again at the end (libcamera without udevd still lists the lost camera).
+    /// The mapped exposure and a raw control reach a UVC webcam through libcamera 0.0.3's uvcvideo
+    /// handler, read back with v4l2-ctl on its node while the session streams: manual 10 ms at gain
+    /// 2 is auto_exposure Manual Mode (1), exposure_time_absolute 100 (100 µs units) and the V4L2
+    /// gain the handler's linear map gives for 2 (C920: 85); continuous auto is Aperture Priority
+    /// (3) where the menu has it, else the refused request is reported as a stream error naming
+    /// AeEnable; raw Brightness 0.5 is the handler's V4L2 brightness for 0.5 (C920: 192). Fails
+    /// when a mapped value is not carried by a request, AeEnable off and ExposureTime land in
+    /// different requests (uvcvideo then refuses the exposure time), or a refusal goes unreported.
+    @Test(.enabled(if: emulatedWebcam != nil, "needs an emulated webcam libcamera lists: scripts/vm-libcamera-webcam"))
+    func mappedExposureAndRawControlsReachTheWebcam() throws {
+        let (d, serial) = try #require(emulatedWebcam)
+        let caps = try #require(d.exposure, "no exposure capabilities on \(d.id)")
+        #expect(caps.modes == [.continuousAuto, .manual] && caps.gainUnit == .multiplier && caps.durationRange != nil)
+        let sockets = ProcessInfo.processInfo.environment["CAMHAL_WEBCAM_SOCKETS"] ?? "/run/camhal-webcam"
+        let node = try #require((try? String(contentsOfFile: "\(sockets)/\(serial).node", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        func v4l2ctl(_ args: String...) throws -> String {
+            let p = Process()
+            let out = Pipe()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
+            p.arguments = ["-d", node] + args
+            p.standardOutput = out
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        // The V4L2 ranges, and what libcamera 0.0.3's uvcvideo handler (addControl/processControl)
+        // writes for AnalogueGain 2 and Brightness 0.5: the oracle, computed independently here.
+        let listing = try v4l2ctl("-L")
+        func range(_ name: String) throws -> (min: Double, max: Double, def: Double) {
+            let line = try #require(listing.split(separator: "\n").first { $0.contains(" \(name) 0x") })
+            func field(_ f: String) -> Double? {
+                line.split(separator: " ").first { $0.hasPrefix("\(f)=") }.flatMap { Double($0.dropFirst(f.count + 1)) }
+            }
+            return (try #require(field("min")), try #require(field("max")), try #require(field("default")))
+        }
+        let g = try range("gain"), b = try range("brightness")
+        var m = 3 / (g.max - g.def), p = 1 - m * g.def
+        if m * g.min + p < 0.5 { m = 0.5 / (g.def - g.min); p = 1 - m * g.def }
+        let gain = Int(((2 - p) / m).rounded())
+        let brightness = Int((0.5 * max(b.max - b.def, b.def - b.min) + b.def).rounded())
+        let hasAperturePriority = listing.contains("3: Aperture Priority Mode")
+        let c = Collector(keep: 0, count: Int.max)
+        func frames(_ n: Int) -> Bool {
+            let target = c.seen.value + n
+            while c.seen.value < target { if c.got.wait(timeout: .now() + 20) == .timedOut { return false } }
+            return true
+        }
+        let bound = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: c.sink)
+        defer { bound.close() }
+        #expect(frames(2), "no frames from \(d.id)")
+        let manual = bound.applyExposure(ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
+        #expect(manual == ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
+        #expect(frames(3))
+        let set = try v4l2ctl("-C", "auto_exposure,exposure_time_absolute,gain")
+        #expect(set.contains("auto_exposure: 1") && set.contains("exposure_time_absolute: 100") && set.contains("gain: \(gain)\n"),
+                "manual 10 ms, gain 2 (V4L2 gain \(gain)) on \(node): \(set)")
+        let auto = bound.applyExposure(ExposureSettings())
+        #expect(auto?.mode == .continuousAuto)
+        #expect(frames(3))
+        let a = try v4l2ctl("-C", "auto_exposure")
+        if hasAperturePriority {
+            #expect(a.contains("auto_exposure: 3"), "continuous auto on \(node): \(a)")
+        } else {
+            // libcamera maps AeEnable on to Aperture Priority only; this webcam lacks it.
+            #expect(c.events.value.contains { if case .streamError(let e) = $0 { return e.contains("AeEnable") } else { return false } },
+                    "no stream error for the refused AeEnable on \(node) (events \(c.events.value))")
+        }
+        let controls = try LibCameraBackend.shared.deviceControls(for: d)
+        #expect(try controls.control(named: "exposuretime").ownedBy == "setExposureDuration")
+        try controls.set("brightness", to: .float(0.5))
+        defer { _ = try? controls.set("brightness", to: .float(0)) }
+        #expect(frames(3))
+        let r = try v4l2ctl("-C", "brightness")
+        #expect(r.contains("brightness: \(brightness)\n"), "raw Brightness 0.5 (V4L2 \(brightness)) on \(node): \(r)")
+        print("libcamera webcam \(d.id): manual → \(set.split(separator: "\n").joined(separator: ", ")); auto → \(a.trimmingCharacters(in: .whitespacesAndNewlines)); \(r.trimmingCharacters(in: .whitespacesAndNewlines)); events \(c.events.value)")
+    }
+
     /// Pulling the emulated webcam's USB cable mid-stream (webcam-emu's `unplug`: a real USB
     /// disconnect under uvcvideo) must give `.failed(.disconnected)` at once, then: close()
     /// returns, no frame arrives any more, no thread spins (libcamera 0.0.3 polls the dead node,
@@ -353,6 +429,55 @@ struct LibCameraTests {
         }
     }
 
+    /// A raw control set through `DeviceControls` reaches the picture on vimc while it streams:
+    /// libcamera's Brightness (a float, -1...1) moves the sensor's test pattern within a few
+    /// frames. Fails when a stored value never reaches a request, or only at the next session.
+    @Test(.enabled(if: libcameraDevices.contains { $0.name == "Sensor B" }, "needs vimc (scripts/vm-run)"))
+    func rawBrightnessReachesThePictureOnVimc() throws {
+        let d = try #require(libcameraDevices.first { $0.name == "Sensor B" })
+        let controls = try LibCameraBackend.shared.deviceControls(for: d)
+        #expect(try controls.list().map(\.name) == ["brightness", "contrast", "saturation"])
+        try controls.set("brightness", to: .float(0))
+        defer { _ = try? controls.set("brightness", to: .float(0)) }
+        let levels = Locked([Double]())
+        let got = DispatchSemaphore(value: 0)
+        let sink = DriverSink(
+            frame: { f in
+                // The mean of one row across the colour bars.
+                let p = f.planes[0].bytes
+                let row = (f.height / 2) * f.planes[0].bytesPerRow
+                var sum = 0, n = 0
+                for x in stride(from: 0, to: f.width * 3, by: 3) {
+                    sum += Int(p[row + x]) + Int(p[row + x + 1]) + Int(p[row + x + 2])
+                    n += 3
+                }
+                levels.withLock { $0.append(Double(sum) / Double(max(n, 1))) }
+                got.signal()
+            }, event: { _ in })
+        let b = try LibCameraBackend.shared.bind(BindRequest(device: d, lens: d.lenses[0], stream: .default), sink: sink)
+        defer { b.close() }
+        /// The level of the first of the next `frames` frames that satisfies `wanted`.
+        func level(within frames: Int, _ wanted: (Double) -> Bool) -> Double? {
+            for _ in 0..<frames {
+                guard got.wait(timeout: .now() + 10) == .success else { return nil }
+                if let v = levels.value.last, wanted(v) { return v }
+            }
+            return nil
+        }
+        _ = level(within: 3) { _ in false }
+        let base = try #require(levels.value.last, "no frames from vimc")
+        #expect(try controls.set("brightness", to: .float(0.5)) == .float(0.5))
+        let bright = level(within: 20) { $0 > base + 15 }
+        try controls.set("brightness", to: .float(-0.5))
+        let dark = level(within: 20) { $0 < base - 15 }
+        print("libcamera vimc brightness: level \(base) at 0, \(bright.map { "\($0)" } ?? "unchanged") at 0.5, \(dark.map { "\($0)" } ?? "unchanged") at -0.5")
+        #expect(bright != nil, "brightness 0.5 did not brighten the picture (level \(base), then \(levels.value.suffix(3)))")
+        #expect(dark != nil, "brightness -0.5 did not darken the picture (level \(base), then \(levels.value.suffix(3)))")
+    }
+
+    /// Unbinding the vimc driver while streaming must end in `.failed(.disconnected)`, not a freeze
+    /// or an abort. Only in the VM (it writes to sysfs); last in this serialized suite, and the
+    /// driver is bound again at the end (libcamera without udevd still lists the lost camera).
     @Test(.enabled(if: libcameraDevices.contains { $0.name == "Sensor B" } && ProcessInfo.processInfo.environment["CAMHAL_VM"] == "1", "needs vimc in the VM (scripts/vm-run)"))
     func unbindingTheDriverReportsDisconnected() throws {
         let d = try #require(libcameraDevices.first { $0.name == "Sensor B" })

@@ -17,6 +17,7 @@
 #include <libcamera/stream.h>
 #include <libcamera/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 
 #include <dirent.h>
@@ -158,6 +160,109 @@ CameraManager *manager(int *rc, char *err, size_t errlen) {
     return g_manager;
 }
 
+/// The camera called `camera_id`, or nullptr with *rc a negative errno (the manager's start
+/// error, or -ENODEV) and the message in `err`.
+std::shared_ptr<Camera> findCamera(const char *camera_id, int *rc, char *err, size_t errlen) {
+    CameraManager *m = manager(rc, err, errlen);
+    if (!m) return nullptr;
+    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
+    if (!cam) {
+        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
+        *rc = -ENODEV;
+    }
+    return cam;
+}
+
+// MARK: Control values as numbers
+
+using Numbers = std::vector<double>;
+
+// Guards g_stored and g_meta (taken per request and per completion: never held while calling out).
+std::mutex g_ctrl_mutex;
+// A raw control value set through camhal_lc_store_control, and when (so each session sends
+// every value once, and a changed one again: pipeline handlers hold a value until a request
+// changes it, and a UVC control write per frame would cost a USB transfer each).
+struct Stored {
+    Numbers values;
+    uint64_t generation;
+};
+uint64_t g_generation = 0;
+// Raw control values, per camera ID, by control ID.
+std::map<std::string, std::map<unsigned int, Stored>> g_stored;
+// The numeric entries of the newest completed request's metadata, per camera ID.
+std::map<std::string, std::map<unsigned int, Numbers>> g_meta;
+
+const ControlId *controlId(unsigned int id) {
+    auto it = controls::controls.find(id);
+    return it == controls::controls.end() ? nullptr : it->second;
+}
+
+/// Elements of the standard array controls (libcamera 0.0.3's ControlId has no size; the
+/// control_ids.yaml `size:` entries): 0 means any number.
+uint32_t knownElements(unsigned int id) {
+    if (id == controls::ColourGains.id() || id == controls::FrameDurationLimits.id()) return 2;
+    if (id == controls::SensorBlackLevels.id()) return 4;
+    if (id == controls::ColourCorrectionMatrix.id()) return 9;
+    if (id == controls::AfWindows.id()) return 0;
+    return 1;
+}
+
+template <typename T>
+void appendAll(const ControlValue &v, Numbers &out) {
+    if (v.isArray()) {
+        for (const T &x : v.get<Span<const T>>()) out.push_back(static_cast<double>(x));
+    } else {
+        out.push_back(static_cast<double>(v.get<T>()));
+    }
+}
+
+/// A numeric ControlValue (bool, byte, int32, int64, float; single or array) as numbers; empty
+/// for other types.
+Numbers numbers(const ControlValue &v) {
+    Numbers out;
+    switch (v.type()) {
+    case ControlTypeBool: appendAll<bool>(v, out); break;
+    case ControlTypeByte: appendAll<uint8_t>(v, out); break;
+    case ControlTypeInteger32: appendAll<int32_t>(v, out); break;
+    case ControlTypeInteger64: appendAll<int64_t>(v, out); break;
+    case ControlTypeFloat: appendAll<float>(v, out); break;
+    default: break;
+    }
+    return out;
+}
+
+template <typename T>
+ControlValue valueOf(const Numbers &n, bool array) {
+    if (!array) return ControlValue(static_cast<T>(n[0]));
+    std::vector<T> items;
+    for (double x : n) items.push_back(static_cast<T>(x));
+    return ControlValue(Span<const T>(items.data(), items.size()));
+}
+
+/// Numbers as a value of control `id`'s type (an array when the control is one or several
+/// numbers are given); false for non-numeric types.
+bool controlValue(const ControlId *id, const Numbers &n, ControlValue *out) {
+    if (!id || n.empty()) return false;
+    bool array = n.size() > 1 || knownElements(id->id()) != 1;
+    switch (id->type()) {
+    case ControlTypeBool:
+        if (array) return false;
+        *out = ControlValue(n[0] != 0);
+        return true;
+    case ControlTypeByte: *out = valueOf<uint8_t>(n, array); return true;
+    case ControlTypeInteger32: *out = valueOf<int32_t>(n, array); return true;
+    case ControlTypeInteger64: *out = valueOf<int64_t>(n, array); return true;
+    case ControlTypeFloat: *out = valueOf<float>(n, array); return true;
+    default: return false;
+    }
+}
+
+/// The first number of a numeric ControlInfo bound, or NaN.
+double firstNumber(const ControlValue &v) {
+    Numbers n = numbers(v);
+    return n.empty() ? NAN : n[0];
+}
+
 template <typename T>
 bool listHas(const ControlInfoMap &map, const Control<T> &ctrl) {
     return map.find(&ctrl) != map.end();
@@ -215,9 +320,39 @@ struct camhal_lc_session {
     bool hasWindow = false;
     Rectangle window;
     float lensPosition = -1;
+    // Mapped controls (exposure, white balance, frame durations) set by camhal_lc_set_control,
+    // and those not yet carried by a request.
+    std::map<unsigned int, ControlValue> mapped;
+    std::set<unsigned int> mappedPending;
+    // The generation of each stored raw value this session has sent.
+    std::map<unsigned int, uint64_t> sentGeneration;
+    // The camera's controls, to keep unknown IDs out of requests (libcamera rejects them).
+    const ControlInfoMap *infoMap = nullptr;
+
+    /// camhal_lc_set_control's work; the caller holds `mutex`.
+    void setMapped(uint32_t id, const double *values, uint32_t count);
 
     void fillControls(Request *req) {
         ControlList &c = req->controls();
+        {
+            // The raw values stored for this camera, then the session's mapped ones.
+            std::lock_guard<std::mutex> lock(g_ctrl_mutex);
+            auto it = g_stored.find(id);
+            if (it != g_stored.end())
+                for (auto &e : it->second) {
+                    auto sent = sentGeneration.find(e.first);
+                    if (sent != sentGeneration.end() && sent->second == e.second.generation) continue;
+                    sentGeneration[e.first] = e.second.generation;
+                    ControlValue v;
+                    if (infoMap && infoMap->find(e.first) != infoMap->end() && controlValue(controlId(e.first), e.second.values, &v))
+                        c.set(e.first, v);
+                }
+        }
+        for (unsigned int id : mappedPending) {
+            auto m = mapped.find(id);
+            if (m != mapped.end()) c.set(id, m->second);
+        }
+        mappedPending.clear();
         if (canCrop && hasCrop) c.set(controls::ScalerCrop, crop);
         if (canAfMode && afMode >= 0) c.set(controls::AfMode, afMode);
         if (canAfWindows && hasWindow) {
@@ -233,7 +368,22 @@ struct camhal_lc_session {
     }
 
     void requestComplete(Request *req) {
-        if (req->status() == Request::RequestCancelled || !running.load()) return;
+        if (!running.load()) return;
+        if (req->status() == Request::RequestCancelled) {
+            // Cancelled while running: the pipeline refused the request's controls (uvcvideo
+            // cancels a request whose S_EXT_CTRLS fails, e.g. AeEnable on a webcam whose
+            // auto_exposure menu lacks Aperture Priority). Queue it again (a refused value is
+            // carried once, so the retry carries none of it) rather than lose the buffer, and
+            // say which controls it carried.
+            std::string names;
+            for (const auto &e : req->controls()) {
+                const ControlId *cid = controlId(e.first);
+                names += (names.empty() ? "" : ", ") + (cid ? cid->name() : std::to_string(e.first));
+            }
+            requeue(static_cast<uint32_t>(req->cookie()));
+            if (!names.empty() && eventFn) eventFn(ctx, CAMHAL_LC_EVENT_CONTROLS_REFUSED, names.c_str());
+            return;
+        }
         const auto &bufs = req->buffers();
         if (bufs.empty()) return;
         FrameBuffer *fb = bufs.begin()->second;
@@ -263,12 +413,21 @@ struct camhal_lc_session {
             c.crop_height = r->height;
         }
         if (auto s = meta.get(controls::AfState)) c.af_state = *s;
+        {
+            std::map<unsigned int, Numbers> values;
+            for (const auto &e : meta) {
+                Numbers n = numbers(e.second);
+                if (!n.empty()) values[e.first] = std::move(n);
+            }
+            std::lock_guard<std::mutex> lock(g_ctrl_mutex);
+            g_meta[id] = std::move(values);
+        }
         frameFn(ctx, &c);
     }
 
     void onDisconnected() {
         disconnectedSignal.store(true);
-        if (eventFn) eventFn(ctx, 1);
+        if (eventFn) eventFn(ctx, CAMHAL_LC_EVENT_DISCONNECTED, nullptr);
     }
 
     /// Whether descriptor `fd` still refers to `path`'s node and that node was deleted.
@@ -336,6 +495,11 @@ struct camhal_lc_session {
             if (closed) return;
             closed = true;
             running.store(false);
+        }
+        {
+            // After the session, reads fall back to the stored values.
+            std::lock_guard<std::mutex> lock(g_ctrl_mutex);
+            g_meta.erase(id);
         }
         if (camera && started && lost()) {
             // The driver vanished. stop() would assert (libcamera 0.0.3: STREAMOFF fails, the
@@ -464,13 +628,8 @@ int camhal_lc_enumerate(camhal_lc_camera_fn fn, void *ctx, char *err, size_t err
 int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_format_fn range_min_fn,
                       camhal_lc_format_fn range_max_fn, void *ctx, char *err, size_t errlen) {
     int rc = 0;
-    CameraManager *m = manager(&rc, err, errlen);
-    if (!m) return rc;
-    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
-    if (!cam) {
-        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
-        return -ENODEV;
-    }
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
     std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
     if (!config || config->empty()) {
         put(err, errlen, "generateConfiguration(Viewfinder) gave nothing for '" + cam->id() + "'");
@@ -493,13 +652,8 @@ int camhal_lc_formats(const char *camera_id, camhal_lc_format_fn fn, camhal_lc_f
 int camhal_lc_validate(const char *camera_id, uint32_t fourcc, uint32_t width, uint32_t height,
                        uint32_t *out_fourcc, uint32_t *out_width, uint32_t *out_height, char *err, size_t errlen) {
     int rc = 0;
-    CameraManager *m = manager(&rc, err, errlen);
-    if (!m) return rc;
-    std::shared_ptr<Camera> cam = m->get(camera_id ? camera_id : "");
-    if (!cam) {
-        put(err, errlen, std::string("no libcamera camera '") + (camera_id ? camera_id : "") + "'");
-        return -ENODEV;
-    }
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
     std::unique_ptr<CameraConfiguration> config = cam->generateConfiguration({ StreamRole::Viewfinder });
     if (!config || config->empty()) return -EINVAL;
     StreamConfiguration &sc = config->at(0);
@@ -666,6 +820,7 @@ camhal_lc_session *camhal_lc_open(const char *camera_id, uint32_t fourcc, uint32
     s->canAfWindows = listHas(ctrls, controls::AfWindows);
     s->canAfMetering = listHas(ctrls, controls::AfMetering);
     s->canLensPosition = listHas(ctrls, controls::LensPosition);
+    s->infoMap = &ctrls;
 
     for (size_t i = 0; i < buffers.size(); i++) {
         std::unique_ptr<Request> req = cam->createRequest(i);
@@ -743,6 +898,112 @@ void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_sta
         s->window = Rectangle(wx, wy, ww, wh);
     }
     if (lens_position >= 0) s->lensPosition = lens_position;
+}
+
+int camhal_lc_controls(const char *camera_id, camhal_lc_control_fn fn, void *ctx, char *err, size_t errlen) {
+    int rc = 0;
+    std::shared_ptr<Camera> cam = findCamera(camera_id, &rc, err, errlen);
+    if (!cam) return rc;
+    const ControlInfoMap &ctrls = cam->controls();
+    std::vector<std::pair<unsigned int, const ControlId *>> ids;
+    for (const auto &e : ctrls) ids.push_back({ e.first->id(), e.first });
+    std::sort(ids.begin(), ids.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (const auto &e : ids) {
+        const ControlInfo &ci = ctrls.at(e.second);
+        std::string name = e.second->name();
+        camhal_lc_control_info info;
+        memset(&info, 0, sizeof info);
+        info.id = e.first;
+        info.name = name.c_str();
+        info.type = static_cast<int32_t>(e.second->type());
+        info.elements = knownElements(e.first);
+        info.minimum = firstNumber(ci.min());
+        info.maximum = firstNumber(ci.max());
+        info.default_value = firstNumber(ci.def());
+        info.numeric = !std::isnan(info.minimum) && !std::isnan(info.maximum);
+        if (std::isnan(info.default_value)) info.default_value = info.numeric ? info.minimum : 0;
+        Numbers values;
+        for (const ControlValue &v : ci.values()) {
+            Numbers n = numbers(v);
+            if (!n.empty()) values.push_back(n[0]);
+        }
+        info.value_count = static_cast<uint32_t>(values.size());
+        info.values = values.empty() ? nullptr : values.data();
+        fn(ctx, &info);
+    }
+    return static_cast<int>(ids.size());
+}
+
+int camhal_lc_store_control(const char *camera_id, uint32_t id, const double *values, uint32_t count) {
+    const ControlId *cid = controlId(id);
+    if (!camera_id || !cid) return -EINVAL;
+    std::lock_guard<std::mutex> lock(g_ctrl_mutex);
+    if (count == 0) {
+        g_stored[camera_id].erase(id);
+        return 0;
+    }
+    Numbers n(values, values + count);
+    ControlValue probe;
+    if (!controlValue(cid, n, &probe)) return -EINVAL;
+    g_stored[camera_id][id] = Stored{ std::move(n), ++g_generation };
+    return 0;
+}
+
+int camhal_lc_control_value(const char *camera_id, uint32_t id, double *values, uint32_t capacity, uint32_t *count) {
+    if (!camera_id) return 0;
+    std::lock_guard<std::mutex> lock(g_ctrl_mutex);
+    auto copy = [&](const Numbers &n) {
+        uint32_t k = static_cast<uint32_t>(std::min<size_t>(n.size(), capacity));
+        for (uint32_t i = 0; i < k; i++) values[i] = n[i];
+        if (count) *count = static_cast<uint32_t>(n.size());
+    };
+    auto meta = g_meta.find(camera_id);
+    if (meta != g_meta.end()) {
+        auto v = meta->second.find(id);
+        if (v != meta->second.end()) {
+            copy(v->second);
+            return 2;
+        }
+    }
+    auto stored = g_stored.find(camera_id);
+    if (stored != g_stored.end()) {
+        auto v = stored->second.find(id);
+        if (v != stored->second.end()) {
+            copy(v->second.values);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void camhal_lc_set_controls(camhal_lc_session *s, uint32_t n, const uint32_t *ids, const uint32_t *counts,
+                            const double *values) {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    for (uint32_t i = 0; i < n; i++) {
+        s->setMapped(ids[i], values, counts[i]);
+        values += counts[i];
+    }
+}
+
+void camhal_lc_set_control(camhal_lc_session *s, uint32_t id, const double *values, uint32_t count) {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->setMapped(id, values, count);
+}
+
+void camhal_lc_session::setMapped(uint32_t id, const double *values, uint32_t count) {
+    if (count == 0) {
+        mapped.erase(id);
+        return;
+    }
+    if (!infoMap || infoMap->find(id) == infoMap->end()) return;
+    ControlValue v;
+    if (!controlValue(controlId(id), Numbers(values, values + count), &v)) return;
+    auto old = mapped.find(id);
+    if (old != mapped.end() && old->second == v) return;  // unchanged: no control write
+    mapped[id] = v;
+    mappedPending.insert(id);
 }
 
 int camhal_lc_device_lost(camhal_lc_session *s) { return s && s->lost() ? 1 : 0; }

@@ -125,7 +125,9 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
             hasTorch: false,  // libcamera 0.0.3 has no torch or flash control
             supportsFocusPoint: info.hasAfWindows,
             focusModes: focusModes(info), formats: descriptions, zoomMethod: zoomMethod, isExclusive: true,
-            details: details)
+            details: details, exposure: LibCameraControlMapping.exposureCapabilities(info.controls),
+            whiteBalance: LibCameraControlMapping.whiteBalanceCapabilities(info.controls),
+            antiFlickerModes: nil)  // libcamera 0.0.3 has no flicker control (AeFlickerMode came in 0.2)
     }
 
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
@@ -135,7 +137,7 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
             throw CameraError.unknownDevice(id: id, backend: identifier)
         }
         let chosen = request.stream.choose(from: request.device.formats)
-        return try LibCameraBinding.open(info: info, chosen: chosen, sink: sink)
+        return try LibCameraBinding.open(info: info, chosen: chosen, frameRate: request.stream.frameRate, sink: sink)
     }
 
     public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {

@@ -29,6 +29,9 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         var focusMode: FocusMode = .continuous
         var closed = false
         var reportedLoss = false
+        /// The manual duration (s) and gain last applied, kept when manual is asked without them.
+        var duration: Double?
+        var gain: Double?
     }
     /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
     /// unplug its requests never complete (uvcvideo), so no frame callback can tell either.
@@ -44,7 +47,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     /// Acquires, configures (reporting what libcamera really chose), maps and starts.
-    static func open(info: LibCameraInfo, chosen: FormatDescription?, sink: DriverSink) throws(CameraError) -> LibCameraBinding {
+    static func open(info: LibCameraInfo, chosen: FormatDescription?, frameRate: Double?, sink: DriverSink) throws(CameraError) -> LibCameraBinding {
         var configured = camhal_lc_configured()
         var code: Int32 = 0
         var err = [CChar](repeating: 0, count: 512)
@@ -67,8 +70,17 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         }
         let handle = LibCameraSessionHandle(session)
         let pf = LibCameraPixelFormat.camhal(fromLibcamera: configured.fourcc)
+        var rate = info.maxFrameRate
+        if let frameRate, frameRate > 0, let limits = info.controls.first(where: { $0.name == "FrameDurationLimits" }) {
+            // G2: one frame duration for the whole stream, within the camera's limits.
+            let durations = LibCameraControlMapping.frameDurationLimits(rate: frameRate).map {
+                min(max($0, limits.minimum), max(limits.minimum, limits.maximum))
+            }
+            camhal_lc_set_control(session, limits.id, durations, UInt32(durations.count))
+            rate = 1e6 / durations[0]
+        }
         let format = StreamFormat(
-            pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: info.maxFrameRate)
+            pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: rate)
         let binding = LibCameraBinding(
             info: info, format: format, cameraFourCC: configured.fourcc,
             bytesPerRow: Int(configured.stride), sink: sink)
@@ -139,6 +151,14 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         if report { sink.report(.failed(.disconnected(device: info.id))) }
     }
 
+    /// The pipeline refused a request carrying `names` (uvcvideo in 0.0.3 maps AeEnable on to the
+    /// V4L2 Aperture Priority entry, which not every webcam has): a warning naming them, since
+    /// the snapshot's values for them did not reach the device.
+    func controlsRefused(_ names: String) {
+        guard !state.value.closed else { return }
+        sink.report(.streamError("libcamera refused a request's controls (\(names)); the device kept its previous values"))
+    }
+
     private func startLossWatch() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
@@ -192,6 +212,83 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         return true
     }
 
+    /// Sets the mapped controls called by libcamera's names in the next request, all in the same
+    /// one; a nil value stops sending that control. Controls the camera lacks are left out.
+    private func send(_ batch: [(name: String, value: Double?)]) {
+        guard let handle else { return }
+        var ids: [UInt32] = [], counts: [UInt32] = [], values: [Double] = []
+        for (name, value) in batch {
+            guard let id = info.controls.first(where: { $0.name == name })?.id else { continue }
+            ids.append(id)
+            counts.append(value == nil ? 0 : 1)
+            if let value { values.append(value) }
+        }
+        guard !ids.isEmpty else { return }
+        camhal_lc_set_controls(handle.pointer, UInt32(ids.count), ids, counts, values)
+    }
+
+    /// The reported value of `name` from the newest request's metadata (nil where the pipeline
+    /// reports none: vimc and uvcvideo in 0.0.3 report only SensorTimestamp).
+    private func reported(_ name: String) -> Double? {
+        guard let id = info.controls.first(where: { $0.name == name })?.id else { return nil }
+        return LibCameraManager.controlValue(cameraID: info.id, id: id)?.first
+    }
+
+    /// AeEnable on for continuous auto; off with ExposureTime (µs) and AnalogueGain for manual
+    /// (both in the same request, so no request runs manual with stale values: E3);
+    /// ExposureValue for the bias. Returns what the requests carry, with the duration and gain
+    /// the metadata reports where the pipeline reports them.
+    func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
+        guard handle != nil, let caps = LibCameraControlMapping.exposureCapabilities(info.controls) else { return nil }
+        var applied = ExposureSettings(mode: request.mode == .manual ? .manual : .continuousAuto, bias: 0)
+        let exposureTime = info.controls.first { $0.name == "ExposureTime" }
+        var batch: [(name: String, value: Double?)] = []
+        if applied.mode == .manual {
+            let kept = state.withLock { s -> (Double?, Double?) in
+                if let d = request.duration { s.duration = d }
+                if let g = request.gain { s.gain = g }
+                return (s.duration, s.gain)
+            }
+            if let d = kept.0, let et = exposureTime, caps.durationRange != nil {
+                let us = LibCameraControlMapping.microseconds(seconds: d, range: max(et.minimum, 1)...max(et.minimum, et.maximum, 1))
+                batch.append(("ExposureTime", us))
+                applied.duration = LibCameraControlMapping.seconds(microseconds: us)
+            }
+            if let g = kept.1, caps.gainRange != nil {
+                batch.append(("AnalogueGain", g))
+                applied.gain = Double(Float(g))
+            }
+            batch.append(("AeEnable", 0))
+        } else {
+            batch += [("ExposureTime", nil), ("AnalogueGain", nil), ("AeEnable", 1)]
+            applied.duration = reported("ExposureTime").map { LibCameraControlMapping.seconds(microseconds: $0) }
+            applied.gain = reported("AnalogueGain")
+        }
+        if caps.biasRange != nil {
+            batch.append(("ExposureValue", request.bias))
+            applied.bias = Double(Float(request.bias))
+        }
+        send(batch)
+        return applied
+    }
+
+    /// AwbEnable on, with AwbMode auto or the preset's mode (W3). libcamera 0.0.3 takes no
+    /// colour temperature, so the settings carry none.
+    func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
+        guard handle != nil, let caps = LibCameraControlMapping.whiteBalanceCapabilities(info.controls) else { return nil }
+        switch request.mode {
+        case .preset:
+            guard let preset = request.preset, caps.presets.contains(preset),
+                  let mode = LibCameraControlMapping.awbPresets.first(where: { $0.0 == preset })?.1
+            else { return WhiteBalanceSettings() }
+            send([("AwbEnable", 1), ("AwbMode", Double(mode))])
+            return WhiteBalanceSettings(mode: .preset, preset: preset)
+        default:
+            send([("AwbEnable", 1)] + (caps.presets.isEmpty ? [] : [("AwbMode", Double(LibCameraControlMapping.awbAuto))]))
+            return WhiteBalanceSettings(mode: .auto)
+        }
+    }
+
     /// Stops (blocking until libcamera completed or cancelled every request), frees the buffers'
     /// allocator, releases the camera. Frames still held keep their memory mapped until dropped.
     func close() {
@@ -213,8 +310,12 @@ private let libcameraFrameCallback: camhal_lc_frame_fn = { ctx, completion in
     relay.binding?.completed(completion.pointee)
 }
 
-private let libcameraEventCallback: camhal_lc_event_fn = { ctx, _ in
-    guard let ctx else { return }
-    Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding?.disconnected()
+private let libcameraEventCallback: camhal_lc_event_fn = { ctx, event, detail in
+    guard let ctx, let binding = Unmanaged<LibCameraRelay>.fromOpaque(ctx).takeUnretainedValue().binding else { return }
+    if event == Int32(CAMHAL_LC_EVENT_CONTROLS_REFUSED) {
+        binding.controlsRefused(detail.map { String(cString: $0) } ?? "")
+    } else {
+        binding.disconnected()
+    }
 }
 #endif

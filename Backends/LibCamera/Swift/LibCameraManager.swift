@@ -20,6 +20,11 @@ struct LibCameraInfo: Sendable, Hashable {
     var hasLensPosition: Bool
     /// Fastest rate from FrameDurationLimits, 0 when absent.
     var maxFrameRate: Double
+    /// The camera's ControlInfoMap (raw controls, and what the mapped controls are built on).
+    var controls: [LibCameraControlInfo] = []
+
+    /// Whether the camera has the control called `name` (libcamera's ControlId name).
+    func hasControl(_ name: String) -> Bool { controls.contains { $0.name == name } }
 
     var facing: Facing {
         switch location {
@@ -96,7 +101,37 @@ enum LibCameraManager {
         if rc < 0 {
             throw CameraError.backendUnavailable(backend: "libcamera", reason: message(err, fallback: "enumeration failed (\(rc))"))
         }
+        return box.value.map { info in
+            var info = info
+            info.controls = controls(cameraID: info.id)
+            return info
+        }
+    }
+
+    /// The ControlInfoMap of one camera, in ID order (no acquire); empty when it cannot be read.
+    static func controls(cameraID: String) -> [LibCameraControlInfo] {
+        let box = Box([LibCameraControlInfo]())
+        var err = [CChar](repeating: 0, count: 512)
+        _ = withExtendedLifetime(box) {
+            camhal_lc_controls(cameraID, { ctx, info in
+                guard let ctx, let i = info?.pointee else { return }
+                let values = i.value_count > 0 && i.values != nil ? Array(UnsafeBufferPointer(start: i.values, count: Int(i.value_count))) : []
+                Unmanaged<Box<[LibCameraControlInfo]>>.fromOpaque(ctx).takeUnretainedValue().value.append(LibCameraControlInfo(
+                    id: i.id, name: i.name.map { String(cString: $0) } ?? "Control \(i.id)",
+                    type: LibCameraControlType(rawValue: i.type) ?? .none, elements: i.elements, numeric: i.numeric != 0,
+                    minimum: i.minimum, maximum: i.maximum, defaultValue: i.default_value, values: values))
+            }, Unmanaged.passUnretained(box).toOpaque(), &err, err.count)
+        }
         return box.value
+    }
+
+    /// The current numbers of control `id`: from the newest completed request's metadata, else
+    /// the value stored for the camera; nil when neither is known.
+    static func controlValue(cameraID: String, id: UInt32) -> [Double]? {
+        var values = [Double](repeating: 0, count: 16)
+        var count: UInt32 = 0
+        let rc = camhal_lc_control_value(cameraID, id, &values, UInt32(values.count), &count)
+        return rc > 0 ? Array(values.prefix(Int(min(count, 16)))) : nil
     }
 
     /// What libcamera really configures for `fourcc` at `size` (validate(), no acquire); nil when

@@ -145,6 +145,8 @@ final class V4L2ControlDriver: DeviceControlDriver {
         case .integer(let v):
             var v = v
             r = camhal_ext_ctrl(fd.raw, UInt(CAMHAL_VIDIOC_S_EXT_CTRLS), control.id, control.type == .integer64 ? 1 : 0, &v, nil, 0)
+        case .float:
+            throw CameraError.invalidArgument(name: control.name, value: value.description, reason: "V4L2 has no float controls")
         case .none, .area:
             var zero: Int64 = 0
             r = camhal_ext_ctrl(fd.raw, UInt(CAMHAL_VIDIOC_S_EXT_CTRLS), control.id, 0, &zero, nil, 0)

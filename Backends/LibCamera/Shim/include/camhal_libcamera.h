@@ -70,6 +70,50 @@ typedef void (*camhal_lc_hotplug_fn)(void *ctx, const char *camera_id, int added
 uint64_t camhal_lc_watch(camhal_lc_hotplug_fn fn, void *ctx);
 void camhal_lc_unwatch(uint64_t token);
 
+// MARK: Controls (ControlInfoMap, per-frame metadata)
+
+/// libcamera's ControlType numbers (0.0.3: None, Bool, Byte, Integer32, Integer64, Float, String,
+/// Rectangle, Size).
+enum {
+    CAMHAL_LC_TYPE_NONE = 0, CAMHAL_LC_TYPE_BOOL = 1, CAMHAL_LC_TYPE_BYTE = 2, CAMHAL_LC_TYPE_INT32 = 3,
+    CAMHAL_LC_TYPE_INT64 = 4, CAMHAL_LC_TYPE_FLOAT = 5, CAMHAL_LC_TYPE_STRING = 6, CAMHAL_LC_TYPE_RECTANGLE = 7,
+    CAMHAL_LC_TYPE_SIZE = 8
+};
+
+/// One entry of a camera's ControlInfoMap (camera->controls()), numbers as doubles.
+typedef struct camhal_lc_control_info {
+    uint32_t id;
+    /// ControlId::name() ("Brightness", "ExposureTime").
+    const char *name;
+    /// CAMHAL_LC_TYPE_*.
+    int32_t type;
+    /// Elements of an array control (ColourGains 2, FrameDurationLimits 2, AfWindows 0 = any
+    /// number); 1 for a single value. libcamera 0.0.3 does not say: the shim knows the standard ones.
+    uint32_t elements;
+    /// Whether minimum, maximum and default_value hold numbers (numeric types only).
+    int32_t numeric;
+    double minimum, maximum, default_value;
+    /// The accepted values of an enumerated control (ControlInfo::values()), else count 0.
+    uint32_t value_count;
+    const double *values;
+} camhal_lc_control_info;
+
+typedef void (*camhal_lc_control_fn)(void *ctx, const camhal_lc_control_info *info);
+/// Calls `fn` for every control of camera->controls(), in ID order. Does not acquire or stream.
+/// Returns the number of controls or a negative errno.
+int camhal_lc_controls(const char *camera_id, camhal_lc_control_fn fn, void *ctx, char *err, size_t errlen);
+
+/// Stores a raw control value for camera `camera_id`, process-wide: every request of every later
+/// session of that camera in this process carries it (libcamera keeps no control state outside
+/// requests). `count` numbers (1 for a single value); count 0 forgets the value. Returns 0, or
+/// -EINVAL for an unknown control or a type that cannot be written from numbers.
+int camhal_lc_store_control(const char *camera_id, uint32_t id, const double *values, uint32_t count);
+
+/// The current value of control `id` of `camera_id`: from the metadata of the newest request a
+/// session completed (returns 2), else the stored value (returns 1), else 0 (nothing known).
+/// Writes up to `capacity` numbers and the element count.
+int camhal_lc_control_value(const char *camera_id, uint32_t id, double *values, uint32_t capacity, uint32_t *count);
+
 // MARK: Streaming
 
 typedef struct camhal_lc_session camhal_lc_session;
@@ -95,8 +139,11 @@ typedef struct camhal_lc_completion {
 } camhal_lc_completion;
 
 typedef void (*camhal_lc_frame_fn)(void *ctx, const camhal_lc_completion *c);
-/// The camera went away while the session was open (Camera::disconnected).
-typedef void (*camhal_lc_event_fn)(void *ctx, int disconnected);
+/// Session events: the camera went away while the session was open (Camera::disconnected), or
+/// the pipeline refused a request's controls (the request was requeued without them; `detail`
+/// names the controls it carried, valid during the call; NULL for a disconnect).
+enum { CAMHAL_LC_EVENT_DISCONNECTED = 1, CAMHAL_LC_EVENT_CONTROLS_REFUSED = 2 };
+typedef void (*camhal_lc_event_fn)(void *ctx, int event, const char *detail);
 
 /// What the camera really configured (validate() may adjust: 640x480 is 636x480 on vimc).
 typedef struct camhal_lc_configured {
@@ -135,6 +182,17 @@ void camhal_lc_set_crop(camhal_lc_session *s, int32_t x, int32_t y, uint32_t wid
 /// lens_position < 0 leaves LensPosition unchanged.
 void camhal_lc_set_focus(camhal_lc_session *s, int32_t mode, int32_t trigger_start, int32_t wx, int32_t wy,
                          uint32_t ww, uint32_t wh, float lens_position);
+
+/// Sets a control that later requests of this session carry (the mapped exposure, white-balance
+/// and frame-duration controls), `count` numbers; count 0 stops sending it. Unknown controls
+/// and controls the camera lacks are ignored.
+void camhal_lc_set_control(camhal_lc_session *s, uint32_t id, const double *values, uint32_t count);
+
+/// Sets `n` controls at once, as camhal_lc_set_control each, so that one request carries them
+/// all (AeEnable off with ExposureTime: uvcvideo refuses an exposure time while auto exposure
+/// is on). Control i has ids[i] and counts[i] numbers, taken in order from `values`.
+void camhal_lc_set_controls(camhal_lc_session *s, uint32_t n, const uint32_t *ids, const uint32_t *counts,
+                            const double *values);
 
 /// Whether the camera went away: Camera::disconnected fired (udev systems), a video node of the
 /// camera answers VIDIOC_QUERYCAP with ENODEV, or a node it holds now reads "(deleted)" in
