@@ -159,10 +159,13 @@ let zoomArea = Area(name: "Zoom", checks: [
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        let stream = cam.frames(policy: .block(capacity: 2))
         cam.rampZoomRatio(range.upperBound, durationMs: 1e308)
         try await ctx.settle(cam)
         let mark = rec.all.count
+        // Opened after the settle: an unread blocking stream holds the device's frames back
+        // (back-pressure), so opened before it, it kept the frame carrying the ramp's settings
+        // generation from settle's waiter once two frames had filled it (vivid HDMI, 60 fps).
+        let stream = cam.frames(policy: .block(capacity: 2))
         let frames = await collectFrames(stream, count: 12, timeout: ctx.timeout(10))  // > 10 ramp ticks at 30 fps
         try expect(frames.count == 12, "got \(frames.count) of 12 frames")
         let emitted = rec.all.dropFirst(mark).filter(isTransition)
