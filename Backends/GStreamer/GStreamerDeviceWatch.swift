@@ -16,8 +16,8 @@ import Foundation
 ///   change, the provider probes afresh and the difference to the devices known is reported.
 ///   A new node may not open at once (the driver still registering it), so the probe is repeated
 ///   for `settleSeconds` after the last change.
-/// - Every other provider (`pipewiredeviceprovider`, ...) is started, and one thread polls the
-///   buses.
+/// - Every other provider (`pipewiredeviceprovider`, ...), and the v4l2 one where `/dev` cannot
+///   be watched, is started, and one thread polls the buses.
 final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
     private static let nodeProvider = "v4l2deviceprovider"
     private let stopping = Locked(false)
@@ -26,14 +26,11 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
 
     init(backend: GStreamerBackend, settleSeconds: Double = 2, handler: @escaping @Sendable (DeviceEvent) -> Void) {
         let names = GStreamerDevices.providerNames
-        let started = names.filter { $0 != Self.nodeProvider }
-        let polled = names.contains(Self.nodeProvider)
-        let known = Set(GStreamerDevices.probe(providers: started).devices.map(\.descriptor.id))
-        let initialNodes = Set(polled ? GStreamerDevices.probe(providers: [Self.nodeProvider]).devices.map(\.descriptor.id) : [])
         // Until when to probe the v4l2 provider again (a change under /dev sets it).
         let rescanUntil = Locked<Date?>(nil)
+        // Watched before the first probe, so a node appearing in between is probed again too.
         let nodeWatch: DirectoryWatch? =
-            polled
+            names.contains(Self.nodeProvider)
             ? try? DirectoryWatch(directory: "/dev") { change in
                 switch change {
                 case .created(let name), .deleted(let name):
@@ -41,6 +38,12 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
                 }
                 rescanUntil.set(Date(timeIntervalSinceNow: settleSeconds))
             } : nil
+        // Without inotify (no /dev to watch) the v4l2 provider is started like the others: udevd's
+        // events, where there are any, are better than no hot-plug at all.
+        let polled = nodeWatch != nil
+        let started = polled ? names.filter { $0 != Self.nodeProvider } : names
+        let known = Set(GStreamerDevices.probe(providers: started).devices.map(\.descriptor.id))
+        let initialNodes = Set(polled ? GStreamerDevices.probe(providers: [Self.nodeProvider]).devices.map(\.descriptor.id) : [])
         let stopping = self.stopping
         let finished = self.finished
         let thread = Thread { [weak backend] in
