@@ -1,31 +1,58 @@
 import Dispatch
 import Foundation
 
-// The session state machine: bind, rebind, teardown, interruption and recovery (S4–S8, L2, P1).
-// Everything here runs on `queue`.
+// The executor of the session's state machine (`SessionMachine`): the side effects of each
+// transition (open and close the binding, re-apply controls, timers, snapshots). Everything here
+// runs on `queue`.
 extension Camera {
-    /// Binds the selected device with the desired lens selection and re-applies every desired
-    /// control before reporting running (P1).
-    func bind() {
-        let generation = live.generation + 1
-        live.generation = generation
+    /// Feeds the machine's actions to their effects, in order.
+    func run(_ actions: [SessionMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .prepareBinding(let generation): prepareBinding(generation)
+            case .bind(let generation): openBinding(generation)
+            case .applyDesired:
+                applyAll()
+                publishFrameSettings()
+            case .acceptFrames:
+                let fps = session.frameRate
+                gate.withLock {
+                    $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
+                    $0.accepting = true
+                }
+            case .markInterrupted: gate.withLock { $0.interrupted = true }
+            case .close: closeBinding()
+            case .resetLive: resetLive()
+            case .cancelRamp: cancelRamp()
+            case .startWatchdog(let after): startWatchdog(firstTickAfter: after)
+            case .rescheduleWatchdog(let after): watchdog?.schedule(deadline: Seconds.deadline(after))
+            case .stopWatchdog: stopWatchdog()
+            case .finishStreams(let reason): for q in takeFrameQueues(failure: reason) { q.finish(reason: reason) }
+            case .emit(let released): emit(released: released)
+            case .notifyFailure(let error):
+                if let d = delegate { delegateQueue.async { d.camera(self, didFail: error) } }
+            }
+        }
+    }
+
+    /// A new binding's live values: warnings and metering cleared, frames gated on `generation`
+    /// and not accepted until the desired controls are applied (a frame from before would show
+    /// the wrong zoom, P1). The session's timeline (R5) carries over.
+    func prepareBinding(_ generation: UInt64) {
         live.binding = nil
-        live.previewActive = false
         live.warning = nil
         live.bindingWarning = nil
-        live.error = nil
-        live.interruptedSince = nil
         live.metering = []
         live.convergence = .unknown
-        live.status = .starting
         fanOut.withLock { $0.failure = nil }
         gate.withLock { g in
-            // Frames are accepted only once the desired controls are applied: a frame from before
-            // would show the wrong zoom (P1). The session's timeline (R5) carries over.
             g = FrameGate(generation: generation, accepting: false, boundAt: Date(), settings: g.settings, timeline: g.timeline)
         }
-        emit()  // S4: nominal values while starting
+    }
 
+    /// Opens the selected device with the desired lens selection (a pin it cannot bind falls back
+    /// to automatic with a warning, L2) and tells the machine how it went.
+    func openBinding(_ generation: UInt64) {
         let device = self.device
         let sink = DriverSink(
             frame: { [weak self] frame in self?.handleFrame(frame, generation: generation) },
@@ -42,7 +69,7 @@ extension Camera {
         let startLens = pin ?? ZoomMath.resolve(ratio: startRatio, lenses: device.lenses, pinned: nil)?.lens
 
         guard let lens = startLens else {
-            return fail(.configurationFailed("device \(device.id) reports no lens"))
+            return run(session.bindFailed(generation: generation, .configurationFailed("device \(device.id) reports no lens")))
         }
         var binding: (any DriverBinding)?
         do {
@@ -58,53 +85,34 @@ extension Camera {
                     binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: streamRequest()), sink: sink)
                 }
             }
-            if binding == nil { return fail(error) }
+            if binding == nil { return run(session.bindFailed(generation: generation, error)) }
         }
         guard let binding else { return }
-        guard generation == live.generation else {
-            binding.close()
-            return
-        }
+        let next = session.bound(generation: generation, frameRate: binding.format.frameRate)
+        guard session.accepts(generation) else { return binding.close() }  // the session moved on while it opened
         live.binding = binding
         boundFormat.set(binding.format)
         live.pinned = pin
         live.range = pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses)
         live.lens = lens
-        live.status = .running
-        applyAll()
-        publishFrameSettings()
-        let fps = binding.format.frameRate
-        gate.withLock {
-            $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
-            $0.accepting = true
-        }
         if fallbackWarning == nil, let want = configuration.stream.pixelFormat, binding.format.pixelFormat != want {
             // The request's pixel format is not offered: say what streams instead.
             fallbackWarning = .formatUnavailable(requested: want, chosen: binding.format.pixelFormat)
         }
         live.bindingWarning = fallbackWarning
-        startWatchdog()
-        emit()
+        run(next)
     }
 
-    /// Closes the current binding and binds again (lens pin change, facing switch, recovery).
-    func rebind() {
-        cancelRamp()
-        closeBinding()
-        bind()
-    }
+    /// Closes the current binding and binds again (lens pin change, facing switch, new frame
+    /// rate); nothing when the session is not live.
+    func rebind() { run(session.rebind()) }
 
-    /// Stops streaming and releases the device; emits the one `isReleased` snapshot when there
-    /// was anything to release (S6).
-    func teardown() {
-        cancelRamp()
-        stopWatchdog()
-        let hadSomething = live.binding != nil || live.status != .idle
-        closeBinding()
-        live.status = .idle
-        live.previewActive = false
-        live.interruptedSince = nil
-        live.error = nil
+    /// Stops streaming and releases the device; the one `isReleased` snapshot when there was
+    /// anything to release (S6).
+    func teardown() { run(session.stop()) }
+
+    /// Every live value back to idle, and a fresh frame timeline (R5 counts since the last stop).
+    func resetLive() {
         live.warning = nil
         live.bindingWarning = nil
         live.pinned = nil
@@ -118,10 +126,7 @@ extension Camera {
         live.antiFlicker = nil
         live.metering = []
         live.convergence = .unknown
-        live.generation += 1
         gate.withLock { $0.timeline = FrameTimeline() }
-        for q in takeFrameQueues(failure: nil) { q.finish() }
-        if hadSomething { emit(released: true) }
     }
 
     func closeBinding() {
@@ -139,21 +144,6 @@ extension Camera {
             defer { f.queues.removeAll() }
             f.failure = failure
             return f.queues
-        }
-    }
-
-    func fail(_ error: CameraError) {
-        cancelRamp()
-        stopWatchdog()
-        closeBinding()
-        live.status = .error
-        live.previewActive = false
-        live.error = error
-        // R6: every frame stream ends at once, and says why.
-        for q in takeFrameQueues(failure: error) { q.finish(reason: error) }
-        emit()
-        if let d = delegate {
-            delegateQueue.async { d.camera(self, didFail: error) }
         }
     }
 
@@ -221,7 +211,7 @@ extension Camera {
     func startRamp(to target: Double, seconds: Double) {
         cancelRamp()
         desired.zoom = .ratio(target)
-        guard live.status == .running || live.status == .interrupted, live.binding != nil else { return }
+        guard session.isStreaming, live.binding != nil else { return }
         let goal = min(max(target, live.range.lowerBound), live.range.upperBound)
         let start = live.ratio  // the actual current zoom, even mid-ramp
         guard seconds > 0, start != goal else {
@@ -301,29 +291,13 @@ extension Camera {
 
     /// R5: dropped frames are a warning on a running snapshot.
     func reportDroppedFrames(_ count: Int, generation: UInt64) {
-        guard generation == live.generation, live.status == .running else { return }
+        guard generation == session.generation, session.status == .running else { return }
         live.warning = .framesDropped(count)
         emit()
     }
 
     /// The first frame of a binding, or the first after an interruption.
-    func frameArrived(generation: UInt64) {
-        guard generation == live.generation, live.binding != nil else { return }
-        guard live.status == .running || live.status == .interrupted else { return }
-        // The watchdog may sleep until the first-frame deadline (armed before a slow device's
-        // first frame, e.g. a webcam under GStreamer) or the recovery delay: from this frame on,
-        // silence is due after the frame timeout, so a stall right after it is seen in time (S8).
-        watchdog?.schedule(deadline: Seconds.deadline(frameTimeout + 0.01))
-        if live.status == .interrupted {
-            // S8 recovery: back to running, desired controls re-applied (P1).
-            live.status = .running
-            live.interruptedSince = nil
-            applyAll()
-        }
-        guard !live.previewActive else { return emit() }
-        live.previewActive = true
-        emit()
-    }
+    func frameArrived(generation: UInt64) { run(session.frameArrived(generation: generation)) }
 
     func handleEvent(_ event: DriverEvent, generation: UInt64) {
         if event == .buffersExhausted {
@@ -331,19 +305,17 @@ extension Camera {
             return
         }
         queue.async { [self] in
-            guard generation == live.generation, live.binding != nil else { return }
+            guard session.accepts(generation) else { return }
             switch event {
-            case .interrupted:
-                interrupt()
+            case .interrupted, .endOfStream:
+                run(session.driverInterrupted(generation: generation, now: Date()))
             case .failed(let error):
-                fail(error)
+                run(session.driverFailed(generation: generation, error))
             case .streamError(let what):
                 // S11: not fatal, and not a disconnect; a warning on the current snapshot.
-                guard live.status == .running || live.status == .interrupted else { return }
+                guard session.isStreaming else { return }
                 live.warning = .streamError(what)
                 emit()
-            case .endOfStream:
-                interrupt()
             case .torchChanged(let on):
                 live.torch = on
                 emit()
@@ -351,7 +323,7 @@ extension Camera {
                 externalControlsChanged(zoomFactor: zoomFactor, focusMode: focusMode)
             case .convergenceChanged:
                 // A5: a snapshot when the device's convergence really differs from the last one's.
-                guard live.status == .running || live.status == .interrupted, live.binding?.convergence != live.convergence else { return }
+                guard session.isStreaming, live.binding?.convergence != live.convergence else { return }
                 emit()
             case .buffersExhausted:
                 break
@@ -371,30 +343,25 @@ extension Camera {
         emit()
     }
 
-    func interrupt() {
-        guard live.status == .running else { return }
-        live.status = .interrupted
-        live.previewActive = false
-        live.interruptedSince = Date()
-        gate.withLock { $0.interrupted = true }
-        emit()
-    }
-
     /// Arms the watchdog. It is a one-shot timer re-armed for the next moment something could be
     /// due (the frame timeout after the last frame, the recovery delay), not a fast periodic tick:
     /// every wake-up costs CPU per frame on a slow device.
-    func startWatchdog() {
+    func startWatchdog(firstTickAfter seconds: Double) {
         stopWatchdog()
-        watchdogGeneration &+= 1
         let generation = watchdogGeneration
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [weak self] in
             guard let self, self.watchdogGeneration == generation else { return }
-            let next = self.watchdogTick()
+            let g = self.gate.value
+            let activity = SessionMachine.FrameActivity(
+                firstSeen: g.firstSeen, lastFrameAt: g.lastFrameAt, boundAt: g.boundAt,
+                backPressure: g.producerBlocked > 0 || g.starved)
+            let (actions, next) = self.session.watchdogTick(now: Date(), activity: activity)
+            self.run(actions)
             // A rebind inside the tick started a new watchdog; only re-arm our own.
             if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }
         }
-        timer.schedule(deadline: .now() + 0.25)
+        timer.schedule(deadline: Seconds.deadline(seconds))
         watchdog = timer
         timer.resume()
     }
@@ -403,40 +370,5 @@ extension Camera {
         watchdog?.cancel()
         watchdog = nil
         watchdogGeneration &+= 1
-    }
-
-    /// How long a running stream may stay silent before it is interrupted: the configured
-    /// timeout, and at least four frame intervals of the bound format.
-    var frameTimeout: Double {
-        let fps = live.binding?.format.frameRate ?? 0
-        return max(configuration.interruptionTimeout, fps > 0 ? 4 / fps : 0)
-    }
-
-    /// Checks for silence or an overdue recovery; returns seconds until the next check.
-    func watchdogTick() -> Double {
-        let timeout = frameTimeout
-        guard live.binding != nil else { return timeout }
-        let now = Date()
-        let g = gate.value
-        switch live.status {
-        case .running:
-            // A consumer holding frames (blocked producer, or every buffer held) is back-pressure, not an interruption.
-            guard g.producerBlocked == 0, !g.starved else { return timeout / 2 }
-            let due = g.firstSeen
-                ? g.lastFrameAt.addingTimeInterval(timeout)
-                : g.boundAt.addingTimeInterval(max(timeout, configuration.firstFrameTimeout))
-            guard due <= now else { return due.timeIntervalSince(now) + 0.01 }
-            interrupt()
-            return configuration.recoveryDelay
-        case .interrupted:
-            guard let since = live.interruptedSince else { return timeout }
-            let due = since.addingTimeInterval(configuration.recoveryDelay)
-            guard due <= now else { return due.timeIntervalSince(now) + 0.01 }
-            // S8: frames did not come back by themselves; restart the stream.
-            rebind()
-            return timeout
-        default:
-            return timeout
-        }
     }
 }

@@ -86,7 +86,7 @@ extension Camera {
         case .frameRateRange(let range):
             guard range != desired.frameRateRange else { return }
             desired.frameRateRange = range
-            if live.status != .idle && live.status != .error { rebind() }  // the new rate needs a new stream
+            if session.isLive { rebind() }  // the new rate needs a new stream
             return
         default: return
         }

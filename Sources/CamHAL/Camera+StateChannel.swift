@@ -25,22 +25,22 @@ struct StateChannel {
 // `currentState` and delivered in order to the delegate queue and every `stateUpdates()` stream.
 extension Camera {
     func emit(released: Bool = false) {
-        let nominal = live.status == .starting || live.status == .idle
+        let nominal = session.status == .starting || session.status == .idle
         // A5: each snapshot carries the device's convergence as it is now.
         live.convergence = nominal ? .unknown : live.binding?.convergence ?? .unknown
         let state = channel.withLock { ch -> CameraState in
             let state = CameraState(
-                status: live.status,
+                status: session.status,
                 zoomRatio: nominal ? 1 : live.ratio,
                 minZoomRatio: nominal ? 1 : live.range.lowerBound,
                 maxZoomRatio: nominal ? 1 : live.range.upperBound,
                 isTorchEnabled: nominal ? false : live.torch,
                 focusMode: nominal ? desired.focusMode : live.focusMode,
                 activeLens: nominal ? nil : live.lens,
-                isPreviewActive: live.previewActive,
+                isPreviewActive: session.isPreviewActive,
                 isReleased: released,
                 warning: live.warning ?? live.bindingWarning,
-                error: live.error,
+                error: session.error,
                 sequence: ch.state.sequence + 1,
                 exposure: nominal ? device.exposure.map { $0.clamped(desired.exposure) } : live.exposure,
                 whiteBalance: nominal ? device.whiteBalance.map { $0.clamped(desired.whiteBalance) } : live.whiteBalance,

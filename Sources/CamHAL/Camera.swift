@@ -145,11 +145,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var metering: [MeteringRegion] = []
     }
 
-    /// What is live on the device now.
+    /// What is live on the device now (the lifecycle itself is `session`).
     struct Live {
-        var status: CameraStatus = .idle
         var binding: (any DriverBinding)?
-        var generation: UInt64 = 0
         var pinned: Lens?
         var lens: Lens?
         var range: ClosedRange<Double> = 1...1
@@ -158,15 +156,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var deviceCropFactor: Double = 1
         var torch = false
         var focusMode: FocusMode = .continuous
-        var previewActive = false
         /// A warning about one event (a rejected value, an unsupported control, dropped frames):
         /// it is on the snapshot of that event only (S10).
         var warning: CameraWarning?
         /// A warning about the binding itself (a pin that fell back, L2): on every snapshot of
         /// that binding.
         var bindingWarning: CameraWarning?
-        var error: CameraError?
-        var interruptedSince: Date?
         var unavailableLenses: Set<String> = []
         var exposure: ExposureSettings?
         var whiteBalance: WhiteBalanceSettings?
@@ -226,6 +221,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     let queue: DispatchQueue
     let delegateQueue: DispatchQueue
     var desired: Desired
+    /// The lifecycle (S4–S8): a pure state machine this type executes (Camera+Binding.swift).
+    var session: SessionMachine
     var live = Live()
     var ramp: DispatchSourceTimer?
     /// Returns metering to the whole frame when its auto-cancel duration is up (A4).
@@ -251,6 +248,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         self.configuration = configuration
         self.selectedDevice = Locked(device)
         self.desired = Desired(facing: device.facing)
+        self.session = SessionMachine(
+            timeouts: .init(
+                interruption: configuration.interruptionTimeout, firstFrame: configuration.firstFrameTimeout,
+                recovery: configuration.recoveryDelay))
         self.queue = DispatchQueue(label: "camhal.camera.\(device.id)")
         self.delegateQueue = configuration.delegateQueue ?? DispatchQueue(label: "camhal.delegate.\(device.id)")
     }
@@ -373,10 +374,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         fanOut.withLock { $0.failure = nil }
         queue.async { [self] in
             drainPending()
-            switch live.status {
-            case .starting, .running, .interrupted: return
-            case .idle, .error: bind()
-            }
+            run(session.start())
         }
     }
 
@@ -450,7 +448,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// One setter's effect on the session (the bodies of the setters, run on the queue).
     func apply(_ change: Change) {
-        let isRunning = live.status == .running || live.status == .interrupted
+        let isRunning = session.isStreaming
         switch change {
         case .zoomRatio(let ratio):
             cancelRamp()
@@ -481,7 +479,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 emit()
             }
         case .focusPoint(let p):
-            guard let binding = live.binding, live.status == .running else { return }
+            guard let binding = live.binding, session.status == .running else { return }
             guard device.supportsFocusPoint else {
                 live.warning = .controlUnsupported("focus point")
                 return emit()
@@ -493,7 +491,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             }
         case .lensSelection(let selection):
             guard selection != desired.lensSelection else { return }
-            let isLive = live.status != .idle && live.status != .error
+            let isLive = session.isLive
             // P2: pinning another lens on a live session is an input-device change.
             if isLive, let lens = selection.pinnedLens, lens != live.lens || live.pinned == nil {
                 resetRuntimeControls()
@@ -508,7 +506,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             }
             desired.facing = facing
             selectedDevice.set(target)
-            if live.status != .idle && live.status != .error {
+            if session.isLive {
                 // P2: a live facing switch resets the runtime controls and drops the pin.
                 resetRuntimeControls()
                 desired.lensSelection = .automatic

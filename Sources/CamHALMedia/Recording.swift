@@ -60,6 +60,11 @@ public struct RecordingOptions: Sendable, Hashable {
     public var audio: Bool
     /// How long to wait for the first frame, seconds (positive; huge or infinite values are clamped).
     public var firstFrameTimeout: Double
+    /// The longest file to write, in seconds of media time (AVCaptureFileOutput's
+    /// `maxRecordedDuration`): the recording stops by itself, with no error, before the frame
+    /// that would pass it, so the file never runs longer however late a timer calling `stop()`
+    /// fires on a loaded machine. nil (or infinity): until `stop()`. NaN or not positive is refused.
+    public var maxDuration: Double?
 
     /// The bit rates x264enc accepts, kbit/s.
     public static let bitrateRange = 1...2_048_000
@@ -67,7 +72,8 @@ public struct RecordingOptions: Sendable, Hashable {
     /// The container these options write `url` in, or `CameraError.invalidArgument` naming the
     /// bad option: an extension that names no container CamHAL writes (`.webm`, `.avi`, none)
     /// unless `container` is set, an extension that contradicts `container`, a bit rate outside
-    /// `bitrateRange`, a `firstFrameTimeout` that is NaN or not positive (infinity is clamped, B3).
+    /// `bitrateRange`, a `firstFrameTimeout` that is NaN or not positive (infinity is clamped, B3),
+    /// a `maxDuration` that is NaN or not positive.
     public func validated(for url: URL) throws(CameraError) -> RecordingContainer {
         if let b = bitrateKbps, !Self.bitrateRange.contains(b) {
             throw .invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be \(Self.bitrateRange.lowerBound)...\(Self.bitrateRange.upperBound) kbit/s (x264enc's range)")
@@ -75,6 +81,9 @@ public struct RecordingOptions: Sendable, Hashable {
         // NaN and non-positive values are refused; a huge or infinite one waits "forever" (clamped, B3).
         guard !firstFrameTimeout.isNaN, firstFrameTimeout > 0 else {
             throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be a positive number of seconds")
+        }
+        if let m = maxDuration, m.isNaN || m <= 0 {
+            throw .invalidArgument(name: "maxDuration", value: "\(m)", reason: "must be a positive number of seconds, or nil for no limit")
         }
         let ext = url.pathExtension
         let named = RecordingContainer.matching(extension: ext)
@@ -95,7 +104,8 @@ public struct RecordingOptions: Sendable, Hashable {
     }
 
     public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
-                bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5) {
+                bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5, maxDuration: Double? = nil) {
+        self.maxDuration = maxDuration
         self.quality = quality
         self.container = container
         self.mirror = mirror
@@ -217,6 +227,8 @@ public final class Recording: @unchecked Sendable {
     private let pushQueue: DispatchQueue
     private let t0: Double
     private let frameDuration: UInt64
+    /// `RecordingOptions.maxDuration` in nanoseconds of media time (nil: no limit).
+    private let maxEnd: UInt64?
     /// When the first frame was pushed (monotonic seconds): the start of the span the file must cover.
     private let startedAt: Double
     private let sourceAlive: @Sendable () -> Bool
@@ -311,6 +323,8 @@ public final class Recording: @unchecked Sendable {
         self.t0 = first.timestamp
         self.startedAt = ProcessInfo.processInfo.systemUptime
         self.frameDuration = UInt64(1e9 / Double(fps))
+        // Infinity (or anything past UInt64's nanoseconds) is no limit: validated() refused NaN and <= 0.
+        self.maxEnd = options.maxDuration.flatMap { $0 * 1e9 < Double(UInt64.max / 2) ? UInt64($0 * 1e9) : nil }
         self.pushQueue = DispatchQueue(label: "camhal.recording.push")
         self.info = RecordingInfo(url: url, size: size, quality: quality, frameRate: Double(fps), container: container,
                                   pipeline: description)
@@ -415,6 +429,10 @@ public final class Recording: @unchecked Sendable {
     /// Converts one frame (visible rect, scale, mirror) into a new I420 buffer the GstBuffer owns.
     private func push(_ frame: Frame) {
         let pts = frame.timestamp >= t0 ? UInt64((frame.timestamp - t0) * 1e9) : 0
+        if let maxEnd, pts > 0, pts + frameDuration > maxEnd {
+            // maxDuration reached: this frame would end past it. The first frame (PTS 0) always goes in.
+            return stop()
+        }
         let accept = state.withLock { s -> Bool in
             guard !s.ended else { return false }
             if s.frames > 0 && pts <= s.lastPTS {

@@ -32,7 +32,8 @@ enum RecordCommand {
             selector = .from(quality, fallback: .lowerQualityOrHigherThan(quality))
         }
         let url = URL(fileURLWithPath: output)
-        let options = RecordingOptions(quality: selector)
+        // The file holds at most --duration seconds of media time, however late the timer fires.
+        let options = RecordingOptions(quality: selector, maxDuration: duration)
         _ = try options.validated(for: url)  // a .webm or extension-less path fails before the camera opens
         try AtomicFile.checkWritable(url)
         // Open once to learn the device, then bind at the selected quality's size.

@@ -177,6 +177,8 @@ struct RecordingTests {
             ("clip.mkv", RecordingOptions(firstFrameTimeout: .nan), "firstFrameTimeout", "positive"),
             ("clip.mkv", RecordingOptions(firstFrameTimeout: -1), "firstFrameTimeout", "positive"),
             ("clip.mkv", RecordingOptions(firstFrameTimeout: 0), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(maxDuration: .nan), "maxDuration", "positive"),
+            ("clip.mkv", RecordingOptions(maxDuration: 0), "maxDuration", "positive"),
             // .infinity is accepted and clamped (B3, docs/CONTRACT.md): HugeTimeoutTests covers it.
           ])
     func wrongOptionsAreRefused(file: String, options: RecordingOptions, name: String, reasonPart: String) async throws {
@@ -203,6 +205,36 @@ struct RecordingTests {
         #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.MOV")) == .fragmentedMP4)
         #expect(try RecordingOptions().validated(for: URL(fileURLWithPath: "/tmp/a.m4v")) == .fragmentedMP4)
         #expect(try RecordingOptions(container: .fragmentedMP4).validated(for: URL(fileURLWithPath: "/tmp/a.mp4")) == .fragmentedMP4)
+    }
+
+    /// maxDuration ends the recording by itself, with no error, at that much media time, so a
+    /// `stop()` that comes late (a timer on a loaded machine: `camhal record --duration 22` wrote
+    /// 23.2 s in the VM) cannot make the file longer. Would catch: the limit ignored (the backstop
+    /// stop at 10 s makes a 10 s file), or the frame that passes it written.
+    @Test("maxDuration stops the recording by itself at that much media time, with no error")
+    func maxDurationEndsTheRecording() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
+        camera.start()
+        let url = dir.appendingPathComponent("capped.mkv")
+        let rec = try await camera.startRecording(to: url, options: RecordingOptions(maxDuration: 1.5))
+        let backstop = Task {
+            try? await Task.sleep(nanoseconds: 10_000_000_000)
+            rec.stop()
+        }
+        var finalized: (RecordingStats, CameraError?)?
+        for await e in rec.events {
+            if case .finalized(_, let stats, let error) = e { finalized = (stats, error) }
+        }
+        backstop.cancel()
+        await camera.stop()
+        let (stats, error) = try #require(finalized)
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(stats.duration <= 1.5 + 1e-3 && stats.duration >= 1.0, "\(stats)")
+        if let discovered = Self.discoveredDuration(url) {
+            #expect(discovered <= 1.5 + 0.02, "file \(discovered) s")
+        }
     }
 
     /// The duration gst-discoverer-1.0 reads from a file, seconds.

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import CamHAL
+
+/// The session's lifecycle machine alone: events in, state and actions out. No threads, no
+/// device, no sleeps; the clock is the `Date` each test passes in.
+@Suite("Session state machine (S4–S8, R6)")
+struct SessionMachineTests {
+    typealias M = SessionMachine
+    static let timeouts = M.Timeouts(interruption: 2, firstFrame: 10, recovery: 3)
+    let t0 = Date(timeIntervalSinceReferenceDate: 1_000)
+
+    /// A machine that is running on binding 1 at 30 fps.
+    func running() -> M {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        _ = m.bound(generation: 1, frameRate: 30)
+        return m
+    }
+
+    func activity(firstSeen: Bool = true, lastFrameAt: Date, boundAt: Date? = nil, backPressure: Bool = false) -> M.FrameActivity {
+        M.FrameActivity(firstSeen: firstSeen, lastFrameAt: lastFrameAt, boundAt: boundAt ?? lastFrameAt, backPressure: backPressure)
+    }
+
+    // S4: start publishes a starting snapshot before it binds; a second start does nothing.
+    // Fails if the bind ran before the starting snapshot, or a repeated start rebinds.
+    @Test func startEmitsStartingThenBindsOnce() {
+        var m = M(timeouts: Self.timeouts)
+        #expect(m.start() == [.prepareBinding(generation: 1), .emit(released: false), .bind(generation: 1)])
+        #expect(m.status == .starting && !m.isBound)
+        #expect(m.start() == [])
+    }
+
+    // S4, P1: bound means running with the desired controls applied before frames are accepted
+    // and before the running snapshot. Fails if frames could pass before the controls are applied.
+    @Test func boundAppliesDesiredBeforeAcceptingFramesAndEmitting() {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        #expect(m.bound(generation: 1, frameRate: 30) == [.applyDesired, .acceptFrames, .startWatchdog(after: 0.25), .emit(released: false)])
+        #expect(m.status == .running && m.isBound && m.accepts(1) && !m.isPreviewActive)
+    }
+
+    // A bind that completes for a generation the session left is not adopted (the executor
+    // closes it). Fails if a stop during a slow bind left a binding open.
+    @Test func aStaleBindIsNotAdopted() {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        _ = m.stop()
+        #expect(m.bound(generation: 1, frameRate: 30) == [])
+        #expect(!m.accepts(1) && m.status == .idle)
+    }
+
+    // S5: the first frame turns preview on with one snapshot; later frames emit nothing new from
+    // the machine's side once the watchdog is moved. Frames of an old binding are ignored.
+    @Test func firstFrameActivatesPreview() {
+        var m = running()
+        #expect(m.frameArrived(generation: 1) == [.rescheduleWatchdog(after: 2.01), .emit(released: false)])
+        #expect(m.isPreviewActive)
+        #expect(m.frameArrived(generation: 0) == [])
+    }
+
+    // S6: stop closes, resets and releases exactly once; a stop on an idle session publishes
+    // nothing. Fails if a double stop emitted a second isReleased snapshot.
+    @Test func stopReleasesExactlyOnce() {
+        var m = running()
+        #expect(m.stop() == [.cancelRamp, .stopWatchdog, .close, .resetLive, .finishStreams(nil), .emit(released: true)])
+        #expect(m.status == .idle && !m.isBound && !m.accepts(1))
+        #expect(!m.stop().contains(.emit(released: true)))
+    }
+
+    // S7, R6: a failed bind is an error snapshot, every frame stream ends with the reason, and
+    // the delegate hears of it. A later start starts afresh.
+    @Test func aFailedBindIsAnErrorThatEndsEveryStream() {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        let busy = CameraError.busy(device: "cam", detail: "another process streams it")
+        let actions = m.bindFailed(generation: 1, busy)
+        #expect(actions == [.cancelRamp, .stopWatchdog, .close, .finishStreams(busy), .emit(released: false), .notifyFailure(busy)])
+        #expect(m.status == .error && m.error == busy)
+        #expect(m.start().last == .bind(generation: 2))
+        #expect(m.status == .starting && m.error == nil)
+    }
+
+    // R6: a driver failure of the current binding fails the session; one of an old binding, or
+    // one after stop, does nothing. Fails if a late disconnect of a replaced binding killed the new one.
+    @Test func driverFailuresCountOnlyForTheCurrentBinding() {
+        var m = running()
+        _ = m.rebind()
+        _ = m.bound(generation: 2, frameRate: 30)
+        #expect(m.driverFailed(generation: 1, .disconnected(device: "cam")) == [])
+        #expect(m.status == .running)
+        #expect(m.driverFailed(generation: 2, .disconnected(device: "cam")).contains(.finishStreams(.disconnected(device: "cam"))))
+        #expect(m.status == .error)
+        _ = m.stop()
+        #expect(m.driverFailed(generation: 2, .disconnected(device: "cam")) == [])
+    }
+
+    // S8: silence past the time-out interrupts a running stream; the next frame recovers it
+    // with the desired controls re-applied (P1). Fails if a stall went unnoticed or recovery
+    // forgot the app's zoom.
+    @Test func silenceInterruptsAndAFrameRecovers() {
+        var m = running()
+        _ = m.frameArrived(generation: 1)
+        let quiet = m.watchdogTick(now: t0.addingTimeInterval(1), activity: activity(lastFrameAt: t0))
+        #expect(quiet.actions == [] && abs(quiet.next - 1.01) < 1e-9)
+        let late = m.watchdogTick(now: t0.addingTimeInterval(2.5), activity: activity(lastFrameAt: t0))
+        #expect(late.actions == [.markInterrupted, .emit(released: false)] && late.next == 3)
+        #expect(m.status == .interrupted && !m.isPreviewActive && m.interruptedSince == t0.addingTimeInterval(2.5))
+        #expect(m.frameArrived(generation: 1) == [.rescheduleWatchdog(after: 2.01), .applyDesired, .emit(released: false)])
+        #expect(m.status == .running && m.isPreviewActive && m.interruptedSince == nil)
+    }
+
+    // S8: interrupted past the recovery delay, the session rebinds by itself.
+    @Test func anInterruptionPastTheRecoveryDelayRebinds() {
+        var m = running()
+        _ = m.driverInterrupted(generation: 1, now: t0)
+        #expect(m.watchdogTick(now: t0.addingTimeInterval(1), activity: activity(lastFrameAt: t0)).actions == [])
+        let tick = m.watchdogTick(now: t0.addingTimeInterval(3), activity: activity(lastFrameAt: t0))
+        #expect(tick.actions == [.cancelRamp, .stopWatchdog, .close, .prepareBinding(generation: 2), .emit(released: false), .bind(generation: 2)])
+        #expect(m.status == .starting && m.generation == 2)
+    }
+
+    // S8: back-pressure (a blocked producer, every buffer held) is not silence; a slow device's
+    // first frame gets the first-frame time-out; 4 frame intervals at least on a slow format.
+    @Test func backPressureAndSlowDevicesAreNotInterruptions() {
+        var m = running()
+        let held = m.watchdogTick(now: t0.addingTimeInterval(60), activity: activity(lastFrameAt: t0, backPressure: true))
+        #expect(held.actions == [] && held.next == 1)
+        let noFirstFrame = m.watchdogTick(now: t0.addingTimeInterval(9), activity: activity(firstSeen: false, lastFrameAt: .distantPast, boundAt: t0))
+        #expect(noFirstFrame.actions == [] && m.status == .running)
+        var slow = M(timeouts: Self.timeouts)
+        _ = slow.start()
+        _ = slow.bound(generation: 1, frameRate: 1)
+        #expect(slow.frameTimeout == 4)
+    }
+
+    // L3: a rebind on a live session closes and binds the next generation; on a stopped or
+    // failed session it does nothing (the next start binds with the new values).
+    @Test func rebindOnlyOnALiveSession() {
+        var m = M(timeouts: Self.timeouts)
+        #expect(m.rebind() == [])
+        _ = m.start()
+        #expect(m.rebind().last == .bind(generation: 2))
+        _ = m.bindFailed(generation: 2, .disconnected(device: "cam"))
+        #expect(m.rebind() == [])
+    }
+
+    // A driver's interruption event is ignored unless running (an interrupted stream stays
+    // interrupted from its first moment: the recovery delay counts from there).
+    @Test func interruptionsCountFromTheFirst() {
+        var m = running()
+        _ = m.driverInterrupted(generation: 1, now: t0)
+        #expect(m.driverInterrupted(generation: 1, now: t0.addingTimeInterval(2)) == [])
+        #expect(m.interruptedSince == t0)
+    }
+}
