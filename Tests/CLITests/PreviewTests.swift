@@ -211,25 +211,13 @@ final class PreviewDisplay: Sendable {
 /// A child process whose output goes to a file (no descriptor of this process stays open while
 /// it runs: conformance check R3a counts them in parallel), read back as lines.
 final class BackgroundProcess: Sendable {
-    let process: Process
+    let child: SpawnedChild
     let outputURL: URL
-    private let status = Locked<Int32?>(nil)
 
     init(_ executable: URL, _ args: [String], environment: [String: String]) throws {
         outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-preview-\(UUID().uuidString).out")
         try Data().write(to: outputURL)
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = args
-        p.environment = environment
-        let out = try FileHandle(forWritingTo: outputURL)
-        defer { try? out.close() }
-        p.standardOutput = out
-        p.standardError = out
-        let status = self.status
-        p.terminationHandler = { status.set($0.terminationStatus) }
-        try p.run()
-        process = p
+        child = try SpawnedChild(executable.path, args, environment: environment, stdout: outputURL.path, stderr: outputURL.path)
     }
 
     deinit { try? FileManager.default.removeItem(at: outputURL) }
@@ -242,10 +230,10 @@ final class BackgroundProcess: Sendable {
     func waitForLine(_ predicate: (String) -> Bool) async throws -> String {
         let deadline = Date(timeIntervalSinceNow: 20)
         while true {
-            let exited = status.value != nil
+            let exited = child.exited
             if let line = output.split(separator: "\n").map(String.init).first(where: predicate) { return line }
-            if exited || Date() > deadline {
-                Issue.record("no such line (\(exited ? "exited \(status.value ?? -1)" : "timed out")); output:\n\(output)")
+            if exited != nil || Date() > deadline {
+                Issue.record("no such line (\(exited.map { "exited \($0)" } ?? "timed out")); output:\n\(output)")
                 throw CancellationError()
             }
             try await Task.sleep(nanoseconds: 20_000_000)
@@ -256,16 +244,14 @@ final class BackgroundProcess: Sendable {
     func exitStatus() async throws -> Int32 {
         let deadline = Date(timeIntervalSinceNow: 20)
         while Date() < deadline {
-            if let s = status.value { return s }
+            if let s = child.exited { return s }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         Issue.record("did not exit within 20 s; output:\n\(output)")
         throw CancellationError()
     }
 
-    func kill() {
-        if process.isRunning { process.terminate() }
-    }
+    func kill() { child.terminate() }
 }
 
 /// An `xwd` screenshot: 32-bit TrueColor ZPixmap, as Xvfb's 24-bit screens give.
