@@ -69,8 +69,6 @@ struct SessionMachine: Sendable, Equatable {
     private(set) var status: CameraStatus = .idle
     /// Bumped by every bind and by every stop: an event of an older binding is ignored.
     private(set) var generation: UInt64 = 0
-    /// A binding is open (from `bound` to the next close).
-    private(set) var isBound = false
     private(set) var isPreviewActive = false
     private(set) var interruptedSince: Date?
     private(set) var error: CameraError?
@@ -81,7 +79,8 @@ struct SessionMachine: Sendable, Equatable {
 
     /// Starting, running or interrupted: `start()` does nothing, a pin change rebinds.
     var isLive: Bool { status == .starting || status == .running || status == .interrupted }
-    /// Running or interrupted: controls reach the device.
+    /// Running or interrupted: a binding is open (from `bound` to the next close) and controls
+    /// reach the device.
     var isStreaming: Bool { status == .running || status == .interrupted }
 
     /// How long a running stream may stay silent before it is interrupted: the configured
@@ -89,7 +88,7 @@ struct SessionMachine: Sendable, Equatable {
     var frameTimeout: Double { max(timeouts.interruption, frameRate > 0 ? 4 / frameRate : 0) }
 
     /// Whether an event of binding `generation` still concerns the session.
-    func accepts(_ generation: UInt64) -> Bool { generation == self.generation && isBound }
+    func accepts(_ generation: UInt64) -> Bool { generation == self.generation && isStreaming }
 
     // MARK: Events
 
@@ -102,10 +101,9 @@ struct SessionMachine: Sendable, Equatable {
     /// `stop()`: closes and resets; the release snapshot only when there was something to
     /// release, so a second stop publishes nothing (S6).
     mutating func stop() -> [Action] {
-        let hadSomething = isBound || status != .idle
+        let hadSomething = status != .idle
         generation &+= 1
         status = .idle
-        isBound = false
         isPreviewActive = false
         interruptedSince = nil
         error = nil
@@ -124,9 +122,8 @@ struct SessionMachine: Sendable, Equatable {
     /// The device opened for `generation`, streaming at `frameRate`. Nothing when the session
     /// moved on while it opened (`accepts(generation)` stays false): the executor closes it.
     mutating func bound(generation: UInt64, frameRate: Double) -> [Action] {
-        guard generation == self.generation, status == .starting, !isBound else { return [] }
+        guard generation == self.generation, status == .starting else { return [] }
         status = .running
-        isBound = true
         self.frameRate = frameRate
         return [.applyDesired, .acceptFrames, .startWatchdog(after: 0.25), .emit(released: false)]
     }
@@ -141,7 +138,7 @@ struct SessionMachine: Sendable, Equatable {
     /// active, an interrupted stream is running again with its controls re-applied, and silence
     /// is due a frame time-out from now.
     mutating func frameArrived(generation: UInt64) -> [Action] {
-        guard accepts(generation), isStreaming else { return [] }
+        guard accepts(generation) else { return [] }
         var actions: [Action] = [.rescheduleWatchdog(after: frameTimeout + 0.01)]
         if status == .interrupted {
             status = .running
@@ -170,7 +167,6 @@ struct SessionMachine: Sendable, Equatable {
     /// until the next moment something could be due.
     mutating func watchdogTick(now: Date, activity: FrameActivity) -> (actions: [Action], next: Double) {
         let timeout = frameTimeout
-        guard isBound else { return ([], timeout) }
         switch status {
         case .running:
             guard !activity.backPressure else { return ([], timeout / 2) }
@@ -195,7 +191,6 @@ struct SessionMachine: Sendable, Equatable {
     private mutating func beginBinding() -> [Action] {
         generation &+= 1
         status = .starting
-        isBound = false
         isPreviewActive = false
         interruptedSince = nil
         error = nil
@@ -214,7 +209,6 @@ struct SessionMachine: Sendable, Equatable {
     /// S7, R6: the binding closes, every frame stream ends with the reason, one error snapshot.
     private mutating func fail(_ error: CameraError) -> [Action] {
         status = .error
-        isBound = false
         isPreviewActive = false
         interruptedSince = nil
         self.error = error

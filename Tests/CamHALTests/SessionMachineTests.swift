@@ -27,7 +27,7 @@ struct SessionMachineTests {
     @Test func startEmitsStartingThenBindsOnce() {
         var m = M(timeouts: Self.timeouts)
         #expect(m.start() == [.prepareBinding(generation: 1), .emit(released: false), .bind(generation: 1)])
-        #expect(m.status == .starting && !m.isBound)
+        #expect(m.status == .starting && !m.isStreaming && !m.accepts(1))
         #expect(m.start() == [])
     }
 
@@ -37,7 +37,7 @@ struct SessionMachineTests {
         var m = M(timeouts: Self.timeouts)
         _ = m.start()
         #expect(m.bound(generation: 1, frameRate: 30) == [.applyDesired, .acceptFrames, .startWatchdog(after: 0.25), .emit(released: false)])
-        #expect(m.status == .running && m.isBound && m.accepts(1) && !m.isPreviewActive)
+        #expect(m.status == .running && m.isStreaming && m.accepts(1) && !m.isPreviewActive)
     }
 
     // A bind that completes for a generation the session left is not adopted (the executor
@@ -64,7 +64,7 @@ struct SessionMachineTests {
     @Test func stopReleasesExactlyOnce() {
         var m = running()
         #expect(m.stop() == [.cancelRamp, .stopWatchdog, .close, .resetLive, .finishStreams(nil), .emit(released: true)])
-        #expect(m.status == .idle && !m.isBound && !m.accepts(1))
+        #expect(m.status == .idle && !m.isStreaming && !m.accepts(1))
         #expect(!m.stop().contains(.emit(released: true)))
     }
 
