@@ -115,39 +115,46 @@ let package = Package(
                 dependency("CLibYUV", when: "Media"), dependency("CTurboJPEG", when: "Media"),
             ],
             path: "Sources/camhal-bench"),
+        // What the test targets share: children spawned without Foundation's Process, `within`
+        // and `offPool` (nothing a test runs may block the cooperative pool's few threads).
+        .target(name: "CamHALTestSupport", dependencies: ["CamHAL"], path: "Tests/Support"),
         .testTarget(
             name: "CamHALTests",
-            dependencies: ["CamHAL", "CamHALVirtual"],
+            dependencies: ["CamHAL", "CamHALTestSupport", "CamHALVirtual"],
             path: "Tests/CamHALTests"),
         .testTarget(
             name: "V4L2Tests",
-            dependencies: ["CamHAL", "CamHALV4L2", "CV4L2"],
+            dependencies: ["CamHAL", "CamHALTestSupport", "CamHALV4L2", "CV4L2"],
             path: "Tests/V4L2Tests"),
         .testTarget(
             name: "GStreamerTests",
-            dependencies: ["CamHAL", dependency("CamHALGStreamer", when: "GStreamer"), "CamHALConformance"],
+            dependencies: [
+                "CamHAL", "CamHALTestSupport", dependency("CamHALGStreamer", when: "GStreamer"), "CamHALConformance",
+            ],
             path: "Tests/GStreamerTests"),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["CamHAL", "CamHALBackends", "CamHALConformance", "CamHALVirtual"],
+            dependencies: [
+                "CamHAL", "CamHALTestSupport", "CamHALBackends", "CamHALConformance", "CamHALVirtual",
+            ],
             path: "Tests/ConformanceTests"),
         .testTarget(
             name: "PipeWireTests",
             dependencies: [
-                "CamHAL", dependency("CamHALPipeWire", when: "PipeWire"), dependency("camhal-pw-testcam", when: "PipeWire"),
+                "CamHAL", "CamHALTestSupport", dependency("CamHALPipeWire", when: "PipeWire"), dependency("camhal-pw-testcam", when: "PipeWire"),
                 "camhal",
             ],
             path: "Tests/PipeWireTests"),
         .testTarget(
             name: "LibCameraTests",
-            dependencies: ["CamHAL", dependency("CamHALLibCamera", when: "LibCamera")],
+            dependencies: ["CamHAL", "CamHALTestSupport", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "camhal", "camhal-bench"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: [
-                "CamHAL", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
+                "CamHAL", "CamHALTestSupport", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
                 dependency("CamHALMedia", when: "Media"), dependency("CLibYUV", when: "Media"),
                 dependency("CTurboJPEG", when: "Media"), "camhal",
             ],

@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALTestSupport
 import Foundation
 import Testing
 
@@ -122,7 +123,7 @@ extension CamhalBinaryTests {
             #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
         }
 
-        @Test("JSON output keeps slashes as they are", .enabled(if: onPath("qrencode"), "qrencode makes the QR image"))
+        @Test("JSON output keeps slashes as they are", .enabled(if: toolOnPath("qrencode"), "qrencode makes the QR image"))
         func jsonSlashes() async throws {
             let png = scratch.appendingPathComponent("qr.png")
             let enc = try await tool("qrencode", ["-s", "6", "-o", png.path, "https://example.com/a/b"])
@@ -162,7 +163,7 @@ extension CamhalBinaryTests {
             var skipped: Int
         }
 
-        @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: onPath("python3"), "python3 parses the XML"))
+        @Test("--json and --junit describe the same checks, one testcase per check", .enabled(if: toolOnPath("python3"), "python3 parses the XML"))
         func junitAndJSON() async throws {
             let xml = scratch.appendingPathComponent("conformance.xml")
             let run = try await camhal(["conformance", "--backend", "virtual", "--clauses", "S5,T1,Z1a", "--json", "--junit", xml.path])

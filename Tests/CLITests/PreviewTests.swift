@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALTestSupport
 import Foundation
 import Testing
 
@@ -133,7 +134,7 @@ extension CamhalBinaryTests {
 final class PreviewDisplay: Sendable {
     static let tools = ["Xvfb", "xwd", "xdotool"]
     static var toolsPresent: Bool {
-        tools.allSatisfy(onPath) && gstreamerPlugin("libgstximagesink.so") && gstreamerPlugin("libgstpango.so")
+        tools.allSatisfy(toolOnPath) && gstreamerPlugin("libgstximagesink.so") && gstreamerPlugin("libgstpango.so")
     }
     static let skipReason: Comment = "needs Xvfb (xvfb), xwd (x11-apps), xdotool and GStreamer's ximagesink/textoverlay (gstreamer1.0-x): scripts/bootstrap installs them"
 

@@ -1,5 +1,6 @@
 #if Media && GStreamer
 import CamHAL
+import CamHALTestSupport
 import CamHALGStreamer
 import CamHALMedia
 import CamHALVirtual
@@ -85,9 +86,9 @@ struct AnalysisTests {
         ("code128", "zint -b 20 -d 'CAMHAL-128/x' -o {}", .code128, "CAMHAL-128/x"),
     ]
 
-    static func make(_ c: (name: String, command: String, format: BarcodeFormat, value: String), in dir: URL) throws -> VirtualScene.GrayImage {
+    static func make(_ c: (name: String, command: String, format: BarcodeFormat, value: String), in dir: URL) async throws -> VirtualScene.GrayImage {
         let png = dir.appendingPathComponent("\(c.name).png")
-        let (status, out) = sh(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
+        let (status, out) = await shell(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
         guard status == 0 else { throw CameraError.unsupported("\(c.command): \(out)") }
         let g = try ImageLoader.loadGray(png)
         guard let image = VirtualScene.GrayImage(width: g.width, height: g.height, pixels: g.pixels) else {
@@ -99,11 +100,11 @@ struct AnalysisTests {
     @Test("zbar decodes qrencode/zint images exactly, with pixel and view-normalized bounds",
           .enabled(if: tool("qrencode") && tool("zint"), "needs qrencode and zint (scripts/bootstrap)"),
           arguments: [0, 1, 2])
-    func stillImages(_ index: Int) throws {
+    func stillImages(_ index: Int) async throws {
         let c = Self.cases[index]
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let image = try Self.make(c, in: dir)
+        let image = try await Self.make(c, in: dir)
         let gray = PackedImage(format: .gray8, width: image.width, height: image.height)
         image.pixels.withUnsafeBufferPointer { gray.storage.update(from: $0.baseAddress!, count: image.pixels.count) }
         let codes = try BarcodeScanner().scan(gray.asFrame())
@@ -127,7 +128,7 @@ struct AnalysisTests {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         for c in Self.cases {
-            let backend = VirtualBackend(scene: .image(try Self.make(c, in: dir)))
+            let backend = VirtualBackend(scene: .image(try await Self.make(c, in: dir)))
             for pf in [PixelFormat.nv12, .yuyv] {
                 let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0],
                                     configuration: .init(stream: StreamRequest(pixelFormat: pf, size: Size(width: 640, height: 480))))
@@ -144,7 +145,7 @@ struct AnalysisTests {
             }
         }
         // Zoom 2x into a QR on the back camera: bounds grow in view coordinates; the front camera mirrors x.
-        let qr = try Self.make(("qr2", "qrencode -s 3 -m 12 -o {} 'zoom'", .qrCode, "zoom"), in: dir)
+        let qr = try await Self.make(("qr2", "qrencode -s 3 -m 12 -o {} 'zoom'", .qrCode, "zoom"), in: dir)
         let backend = VirtualBackend(scene: .image(qr))
         let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0])
         camera.start()
@@ -157,7 +158,7 @@ struct AnalysisTests {
         #expect(z.value == "zoom")
         #expect(abs(z.normalizedBounds.width / w.normalizedBounds.width - 2) < 0.2, "\(w.normalizedBounds) -> \(z.normalizedBounds)")
 
-        let off = try Self.make(("qrl", "qrencode -s 3 -o {} 'left'", .qrCode, "left"), in: dir)
+        let off = try await Self.make(("qrl", "qrencode -s 3 -o {} 'left'", .qrCode, "left"), in: dir)
         // Pad the image on the right so the symbol sits in the left part of the scene.
         var padded = [UInt8](repeating: 255, count: off.width * 3 * off.height)
         for y in 0..<off.height { for x in 0..<off.width { padded[y * off.width * 3 + x] = off.pixels[y * off.width + x] } }
@@ -180,7 +181,7 @@ struct AnalysisTests {
     func analyzer() async throws {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let backend = VirtualBackend(scene: .image(try Self.make(Self.cases[0], in: dir)))
+        let backend = VirtualBackend(scene: .image(try await Self.make(Self.cases[0], in: dir)))
         let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0])
         camera.start()
         let found = Locked([String]())
@@ -203,7 +204,7 @@ struct AnalysisTests {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("\(c.name).png")
-        let (status, out) = sh(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
+        let (status, out) = await shell(c.command.replacingOccurrences(of: "{}", with: "'\(png.path)'"))
         try #require(status == 0, "\(c.command): \(out)")
         // A still image as a camera: a source description (sources and filters only, no sink).
         let backend = GStreamerBackend(includeTestSource: false)

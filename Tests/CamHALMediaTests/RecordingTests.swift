@@ -1,5 +1,6 @@
 #if Media
 import CamHAL
+import CamHALTestSupport
 @testable import CamHALMedia
 import CamHALVirtual
 import CGStreamer
@@ -8,10 +9,10 @@ import Testing
 
 /// Decodes `url` fully (demux, parse, H.264 decode) and counts the video frames; nil when the
 /// pipeline fails. Uses avdec_h264 (gstreamer1.0-libav), else openh264dec.
-func decodedFrameCount(_ url: URL) -> Int? {
+func decodedFrameCount(_ url: URL) async -> Int? {
     let demux = url.pathExtension == "mp4" ? "qtdemux" : "matroskademux"
-    let decoder = sh("gst-inspect-1.0 avdec_h264 >/dev/null 2>&1").0 == 0 ? "avdec_h264" : "openh264dec"
-    let (status, out) = sh("gst-launch-1.0 -v filesrc location='\(url.path)' ! \(demux) ! h264parse ! \(decoder) ! fakesink silent=false 2>&1")
+    let decoder = await shell("gst-inspect-1.0 avdec_h264 >/dev/null 2>&1").0 == 0 ? "avdec_h264" : "openh264dec"
+    let (status, out) = await shell("gst-launch-1.0 -v filesrc location='\(url.path)' ! \(demux) ! h264parse ! \(decoder) ! fakesink silent=false 2>&1")
     guard status == 0 else { return nil }
     return out.components(separatedBy: "\n").filter { $0.contains("fakesink0") && $0.contains("chain") }.count
 }
@@ -95,7 +96,7 @@ struct RecordingTests {
         let (stats, error) = try #require(final)
         #expect(error == nil)
         #expect(stats.frames >= 50, "\(stats)")
-        let decoded = try #require(decodedFrameCount(url), "file decodes")
+        let decoded = try #require(await decodedFrameCount(url), "file decodes")
         #expect(decoded >= stats.frames - 2 && decoded <= stats.frames, "decoded \(decoded) of \(stats.frames)")
     }
 
@@ -123,7 +124,7 @@ struct RecordingTests {
         let (stats, error) = await rec.stopAndWait()
         #expect(error != nil, "the source went away")
         #expect(stats.frames > 20)
-        let decoded = try #require(decodedFrameCount(url), "fragmented MP4 decodes")
+        let decoded = try #require(await decodedFrameCount(url), "fragmented MP4 decodes")
         #expect(decoded >= 20, "decoded \(decoded) of \(stats.frames)")
     }
 
@@ -138,31 +139,28 @@ struct RecordingTests {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("killed.mkv")
-        let p = Process()
-        p.executableURL = camhal
-        p.arguments = ["record", "-o", url.path, "--duration", "60", "--backend", "virtual"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let log = dir.appendingPathComponent("record.out").path
+        let child = try SpawnedChild(
+            camhal.path, ["record", "-o", url.path, "--duration", "60", "--backend", "virtual"],
+            environment: nil, stdout: log, stderr: "/dev/null")
         // Wait for the "recording ..." line: frames flow from then on.
         var seen = ""
         let deadline = Date(timeIntervalSinceNow: 10)
-        while !seen.contains("recording "), Date() < deadline {
-            seen += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        while !seen.contains("recording "), child.exited == nil, Date() < deadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+            seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         }
         #expect(seen.contains("recording "), "child output: \(seen)")
         let startedAt = Date()
         try await Task.sleep(nanoseconds: 3_000_000_000)
-        kill(p.processIdentifier, SIGKILL)
+        child.signal(SIGKILL)
         let elapsed = Date().timeIntervalSince(startedAt)
-        p.waitUntilExit()
-        #expect(p.terminationReason == .uncaughtSignal)
-        let decoded = try #require(decodedFrameCount(url), "killed file decodes")
+        #expect(await child.exitStatus() == SIGKILL, "the child ended by itself, not by the signal")
+        let decoded = try #require(await decodedFrameCount(url), "killed file decodes")
         // 30 fps virtual camera: every frame up to the last second must be there.
         let expected = Int((elapsed - 1) * 30)
         #expect(decoded >= expected, "decoded \(decoded), expected at least \(expected) after \(elapsed) s")
-        let discover = sh("gst-discoverer-1.0 '\(url.path)'")
+        let discover = await shell("gst-discoverer-1.0 '\(url.path)'")
         #expect(discover.1.contains("H.264"), "\(discover.1)")
     }
 
@@ -232,14 +230,14 @@ struct RecordingTests {
         let (stats, error) = try #require(finalized)
         #expect(error == nil, "\(String(describing: error))")
         #expect(stats.duration <= 1.5 + 1e-3 && stats.duration >= 1.0, "\(stats)")
-        if let discovered = Self.discoveredDuration(url) {
+        if let discovered = await Self.discoveredDuration(url) {
             #expect(discovered <= 1.5 + 0.02, "file \(discovered) s")
         }
     }
 
     /// The duration gst-discoverer-1.0 reads from a file, seconds.
-    static func discoveredDuration(_ url: URL) -> Double? {
-        let (status, out) = sh("gst-discoverer-1.0 '\(url.path)'")
+    static func discoveredDuration(_ url: URL) async -> Double? {
+        let (status, out) = await shell("gst-discoverer-1.0 '\(url.path)'")
         guard status == 0, let line = out.split(separator: "\n").first(where: { $0.contains("Duration:") }) else { return nil }
         let parts = line.split(separator: " ").last?.split(separator: ":").compactMap { Double($0) } ?? []
         guard parts.count == 3 else { return nil }
@@ -252,7 +250,7 @@ struct RecordingTests {
     /// scale) plus part of a frame.
     @Test("the recorded duration is the duration players read from the file", arguments: ["mkv", "mp4"])
     func durationMatchesTheFile(ext: String) async throws {
-        try #require(sh("command -v gst-discoverer-1.0").0 == 0, "gst-discoverer-1.0 (gstreamer1.0-plugins-base-apps)")
+        try #require(toolOnPath("gst-discoverer-1.0"), "gst-discoverer-1.0 (gstreamer1.0-plugins-base-apps)")
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
@@ -266,7 +264,7 @@ struct RecordingTests {
         let (stats, error) = await rec.stopAndWait()
         await camera.stop()
         #expect(error == nil)
-        let discovered = try #require(Self.discoveredDuration(url), "gst-discoverer-1.0 reads a duration")
+        let discovered = try #require(await Self.discoveredDuration(url), "gst-discoverer-1.0 reads a duration")
         #expect(abs(discovered - stats.duration) < 0.02, "file \(discovered) s, recording reported \(stats.duration) s")
     }
 }

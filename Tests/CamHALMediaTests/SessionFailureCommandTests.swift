@@ -1,5 +1,6 @@
 #if Media
 import CamHAL
+import CamHALTestSupport
 import CamHALMedia
 import CamHALVirtual
 import Foundation
@@ -35,7 +36,7 @@ struct SessionFailureCommandTests {
         // Bounded far above the second of recording: it would be 60 s if record ran out --duration.
         #expect(Date().timeIntervalSince(started) < 30)
         // Playable: it decodes, and holds what was encoded before the cut (few frames on a loaded machine).
-        let decoded = try #require(decodedFrameCount(url), "the cut file decodes")
+        let decoded = try #require(await decodedFrameCount(url), "the cut file decodes")
         #expect(decoded >= 1, "decoded \(decoded) frames")
     }
 

@@ -1,6 +1,7 @@
 #if Media
 import CTurboJPEG
 import CamHAL
+import CamHALTestSupport
 import CamHALMedia
 @_spi(Testing) import CamHALVirtual
 import Foundation
@@ -16,22 +17,7 @@ func decodeGray(_ jpeg: [UInt8]) -> (width: Int, height: Int, pixels: [UInt8])? 
     return (Int(w), Int(ht), out)
 }
 
-/// Runs a command; returns (status, stdout+stderr).
-@discardableResult
-func sh(_ command: String) -> (Int32, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/bin/sh")
-    p.arguments = ["-c", command]
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = pipe
-    do { try p.run() } catch { return (-1, "\(error)") }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
-func tool(_ name: String) -> Bool { sh("command -v \(name)").0 == 0 }
+func tool(_ name: String) -> Bool { toolOnPath(name) }
 
 func tempDir() -> URL {
     let u = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-media-\(UUID().uuidString)")

@@ -1,38 +1,8 @@
+import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing
 @testable import CamHAL
-
-/// Runs `body`, giving up (nil) after `seconds`: a guard so a regression fails instead of hanging
-/// the test run, not a timing assertion. The body runs unstructured and is only cancelled at the
-/// deadline, never awaited past it: a body stuck in a deadlock (which no cancellation reaches)
-/// still lets the test fail.
-func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
-    let pending = Locked<CheckedContinuation<T?, Never>?>(nil)
-    @Sendable func finish(_ value: T?) {
-        let c = pending.withLock { c -> CheckedContinuation<T?, Never>? in defer { c = nil }; return c }
-        c?.resume(returning: value)
-    }
-    return await withCheckedContinuation { (c: CheckedContinuation<T?, Never>) in
-        pending.set(c)
-        let task = Task { finish(await body()) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            task.cancel()
-            finish(nil)
-        }
-    }
-}
-
-/// Runs `work` on a thread of its own and waits for it: a long synchronous loop must hold neither
-/// one of the few cooperative threads nor a dispatch worker the other tests' sessions need.
-func offPool(_ work: @escaping @Sendable () -> Void) async {
-    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        Thread {
-            work()
-            c.resume()
-        }.start()
-    }
-}
 
 /// Waits until `camera.currentState` satisfies `predicate` (polls the lock-protected value).
 func waitForCurrent(_ camera: Camera, timeout: Double = 10, _ predicate: (CameraState) -> Bool) async -> CameraState? {

@@ -1,3 +1,4 @@
+import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing

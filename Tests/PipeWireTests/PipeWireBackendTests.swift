@@ -17,8 +17,8 @@ final class BackendTests {
     let session: PipeWireSession
     let backend: PipeWireBackend
 
-    init() throws {
-        session = try PipeWireSession.shared.get()
+    init() async throws {
+        session = try await PipeWireSession.shared.value
         backend = PipeWireBackend(remote: session.remote)
     }
 
@@ -121,15 +121,13 @@ final class BackendTests {
         camera.start()
         let first = await collect(stream, count: 3)
         let more = camera.frames(policy: .keepOnlyLatest)
-        let output = session.directory + "/hold.out"
-        let status = try PipeWireSession.spawnAndWait(
+        let (status, text) = try await PipeWireSession.spawnAndWait(
             PipeWireSession.builtTool("camhal"),
             ["hold", "--backend", "pipewire", "--device", "camhal-test", "--seconds", "1"],
-            environment: ["PIPEWIRE_REMOTE": session.remote], stdout: output, stderr: output)
+            environment: ["PIPEWIRE_REMOTE": session.remote])
         let during = await collect(more, count: 3)
         #expect(camera.currentState.error == nil)
         await camera.stop()
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         // `hold` prints "streaming FORMAT" only once its first frame arrived, and exits 0 only if its
         // session never failed during the second it streamed.
         #expect(status == 0 && text.contains("streaming "), "the other process: \(text)")
@@ -164,7 +162,7 @@ final class BackendTests {
         let log = EventLog()
         let watch = try #require(backend.watchDevices { log.record($0) })
         defer { watch.cancel() }
-        try session.addCamera("camhal-hotplug")
+        try await session.addCamera("camhal-hotplug")
         let added = await log.wait { $0.contains { if case .added(let d) = $0 { d.id == "camhal-hotplug" } else { false } } }
         guard case .added(let d)? = added.first else { Issue.record("expected an added event, got \(added)"); return }
         #expect(d.id == "camhal-hotplug" && d.formats.count == 6, "\(d)")
@@ -179,8 +177,8 @@ final class BackendTests {
 @Suite("PipeWire backend: producer and daemon loss")
 struct LossTests {
     @Test func nodeRemovedMidStreamDisconnects() async throws {
-        let session = try PipeWireSession()
-        try session.addCamera("camhal-gone")
+        let session = try await PipeWireSession()
+        try await session.addCamera("camhal-gone")
         let backend = PipeWireBackend(remote: session.remote)
         let camera = Camera(backend: backend, device: try backend.device(id: "camhal-gone"))
         let stream = camera.frames(policy: .keepOnlyLatest)
@@ -194,9 +192,9 @@ struct LossTests {
     }
 
     @Test func daemonGoneDisconnectsEverySessionAndMakesTheBackendUnavailable() async throws {
-        let session = try PipeWireSession()
-        try session.addCamera("camhal-one")
-        try session.addCamera("camhal-two")
+        let session = try await PipeWireSession()
+        try await session.addCamera("camhal-one")
+        try await session.addCamera("camhal-two")
         let backend = PipeWireBackend(remote: session.remote)
         let cameras = try ["camhal-one", "camhal-two", "camhal-one"].map { Camera(backend: backend, device: try backend.device(id: $0)) }
         let streams = cameras.map { $0.frames(policy: .keepOnlyLatest) }

@@ -12,15 +12,13 @@ extension PipeWireTests {
 /// cannot offer (unplug, stall, interruption).
 @Suite("Conformance: pipewire test camera")
 struct ConformanceTests {
-    @Test func suitePassesOnTheTestCameraNode() throws {
-        let session = try PipeWireSession()
-        try session.addCamera("camhal-conformance")
-        let output = session.directory + "/conformance.out"
-        let status = try PipeWireSession.spawnAndWait(
+    @Test func suitePassesOnTheTestCameraNode() async throws {
+        let session = try await PipeWireSession()
+        try await session.addCamera("camhal-conformance")
+        let (status, text) = try await PipeWireSession.spawnAndWait(
             PipeWireSession.builtTool("camhal"),
             ["conformance", "--backend", "pipewire", "--device", "camhal-conformance", "--time-scale", "2"],
-            environment: ["PIPEWIRE_REMOTE": session.remote], stdout: output, stderr: output)
-        let text = try String(contentsOfFile: output, encoding: .utf8)
+            environment: ["PIPEWIRE_REMOTE": session.remote])
         let lines = text.split(separator: "\n").map(String.init)
         for line in lines where line.contains("FAIL") { Issue.record("pipewire: \(line)") }
         let summary = try #require(lines.last { $0.contains(" passed, ") }, "no summary in: \(text.suffix(2000))")

@@ -1,5 +1,6 @@
 #if PipeWire
 import CamHAL
+import CamHALTestSupport
 import Foundation
 import Testing
 
@@ -17,30 +18,27 @@ final class PipeWireSession: @unchecked Sendable {
         .appendingPathComponent("scripts/pipewire-session").path
 
     /// Whether the tools the session needs are installed (scripts/bootstrap installs them).
-    static let toolsPresent: Bool = ["pipewire", "wireplumber", "dbus-daemon", "pw-cli"].allSatisfy { tool in
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
-        }
-    }
+    static let toolsPresent: Bool = ["pipewire", "wireplumber", "dbus-daemon", "pw-cli"].allSatisfy(toolOnPath)
     static let skipReason: Comment = "needs pipewire, wireplumber, dbus-daemon and pw-cli (scripts/bootstrap)"
 
     /// The test camera producer, built next to the test bundle (the test target depends on it).
     static let producer = builtTool("camhal-pw-testcam")
 
-    /// Starts the daemons (about half a second). Throws with the script's message when they do not
-    /// come up. The session also stops itself when this process exits.
-    init() throws {
+    /// Starts the daemons (about half a second, more on a loaded machine). Throws with the
+    /// script's message when they do not come up. The session also stops itself when this process
+    /// exits.
+    init() async throws {
         var template = Array("/tmp/camhal-pw.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SessionError("mkdtemp failed: \(String(cString: strerror(errno)))") }
         directory = String(cString: made)
-        try Self.run(["start", directory, String(getpid())])
+        try await Self.run(["start", directory, String(getpid())])
     }
 
     /// One session with the test camera `camhal-test`, shared by the tests that leave the daemon
     /// running; started on first use, stopped when the test process exits.
-    static let shared: Result<PipeWireSession, any Error> = Result {
-        let s = try PipeWireSession()
-        try s.addCamera("camhal-test")
+    static let shared = Task<PipeWireSession, any Error> {
+        let s = try await PipeWireSession()
+        try await s.addCamera("camhal-test")
         return s
     }
 
@@ -48,55 +46,41 @@ final class PipeWireSession: @unchecked Sendable {
 
     /// Adds a test camera node `name` (`camhal-pw-testcam`: YUY2/NV12 at 640x480, 320x240 and
     /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph.
-    func addCamera(_ name: String) throws {
-        try Self.run(["camera", directory, name, Self.producer])
+    func addCamera(_ name: String) async throws {
+        try await Self.run(["camera", directory, name, Self.producer])
     }
 
     /// SIGKILLs one of the session's processes (`pipewire`, `wireplumber`, `camera-<name>`).
     func kill(_ what: String) throws {
         let text = try String(contentsOfFile: "\(directory)/\(what).pid", encoding: .utf8)
         guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw SessionError("no pid for \(what)") }
-        Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)  // reaped if it was our child; harmless otherwise
+        Glibc.kill(pid, SIGKILL)  // the script's child, not ours: its shell reaps it
     }
 
+    /// Stops the daemons and removes the directory, in the background (deinit cannot wait, and
+    /// must not hold the thread it runs on); the script's own exit-watch covers a process that
+    /// ends first.
     private let stopped = Locked(false)
     func stop() {
         guard stopped.withLock({ s -> Bool in defer { s = true }; return !s }) else { return }
-        try? Self.run(["stop", directory])
+        _ = try? SpawnedChild(Self.script, ["stop", directory], environment: nil, stdout: "/dev/null", stderr: "/dev/null")
     }
 
-    /// Runs the script and waits for it; its stderr becomes the error message on failure.
-    static func run(_ arguments: [String]) throws {
-        let errorFile = (arguments.count > 1 ? arguments[1] : NSTemporaryDirectory()) + "/.script-stderr"
-        let status = try spawnAndWait(script, arguments, stdout: "/dev/null", stderr: errorFile)
-        guard status == 0 else {
-            let message = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
-            throw SessionError("pipewire-session \(arguments.joined(separator: " ")) failed (status \(status)): \(message)")
+    /// Runs the script and waits for it (off the pool); its stderr becomes the error message on failure.
+    static func run(_ arguments: [String]) async throws {
+        let r = try await runChild(script, arguments)
+        guard r.status == 0 else {
+            throw SessionError("pipewire-session \(arguments.joined(separator: " ")) failed (status \(r.status)): \(r.stderr)")
         }
     }
 
-    /// Runs `path` with `arguments` (and `environment` added to this process's), its output in
-    /// files, and returns its wait status. posix_spawn and waitpid: Foundation's `Process` can miss
-    /// the exit of a child whose own children outlive it.
-    static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String] = [:], stdout: String, stderr: String) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    /// Runs `path` with `arguments` (and `environment` added to this process's) to its end, off
+    /// the cooperative pool; its status and its stdout and stderr together.
+    static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for a in argv + envp { free(a) } }
-        var pid: pid_t = 0
-        let r = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard r == 0 else { throw SessionError("cannot run \(path): \(String(cString: strerror(r)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
+        let r = try await runChild(path, arguments, environment: env, mergeOutput: true)
+        return (r.status, r.stdout)
     }
 
     /// A tool built next to the test bundle (`camhal`, `camhal-pw-testcam`).
