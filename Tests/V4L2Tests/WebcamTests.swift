@@ -73,8 +73,10 @@ struct V4L2WebcamTests {
         let cam = try #require(webcams().first)
         let d = try #require(cam.device)
         let node = try #require(d.details["node"])
+        let lister = V4L2Backend()
+        #expect(try lister.devices().contains { $0.id == d.id })
         let c = Collector()
-        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        let b = try lister.bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
         #expect(c.wait(frames: 3))
         try cam.ctl("unplug")
         let unplugged = Date()
@@ -88,6 +90,14 @@ struct V4L2WebcamTests {
         // Released: no descriptor of this process still points at the node (`/dev/videoN (deleted)`).
         #expect(descriptors(of: node).isEmpty, "descriptors of the unplugged device kept open: \(descriptors(of: node))")
         #expect(within(5) { (try? V4L2Backend().devices())?.allSatisfy { $0.id != d.id } ?? false }, "unplugged webcam still listed")
+        // Opening it again (a session's recovery) is a disconnect for a backend that listed it,
+        // an unknown device for one that never did (S7: a CI run once got unknownDevice).
+        #expect(throws: CameraError.disconnected(device: d.id)) {
+            try lister.bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
+        }
+        #expect(throws: CameraError.unknownDevice(id: d.id, backend: "v4l2")) {
+            try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
+        }
         try cam.ctl("replug")
         // The same stable ID is listed again and streams.
         #expect(within(10) { cam.device?.id == d.id })

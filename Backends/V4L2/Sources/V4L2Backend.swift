@@ -17,6 +17,9 @@ public final class V4L2Backend: CameraBackend, Sendable {
     /// `details` of the descriptor a caller hands in, which anyone can build (a forged
     /// `details["node"] = "/dev/mem"` must not make the backend open and ioctl another file).
     private let known = Locked<[String: DeviceDescriptor]>([:])
+    /// Every ID this backend ever listed: one that is gone now was unplugged (`disconnected`),
+    /// not mistyped (`unknownDevice`).
+    private let everListed = Locked<Set<String>>([])
 
     public init() { devDirectory = "/dev" }
 
@@ -40,12 +43,14 @@ public final class V4L2Backend: CameraBackend, Sendable {
             map = [:]
             for d in found { map[d.id] = d }
         }
+        everListed.withLock { $0.formUnion(found.map(\.id)) }
         return found
     }
 
     /// This backend's own descriptor of the device `device` names (by ID), and its node. A
     /// descriptor not seen yet, or whose node has gone (a replug renumbers nodes), is looked up
-    /// again; an ID no capture node has is `unknownDevice`.
+    /// again. An ID no capture node has is `disconnected` when this backend listed it before (a
+    /// session re-opening its unplugged webcam: S7), else `unknownDevice`.
     func resolve(_ device: DeviceDescriptor) throws(CameraError) -> (descriptor: DeviceDescriptor, node: String) {
         guard device.backend == identifier else { throw CameraError.unknownDevice(id: device.id, backend: identifier) }
         func lookup() -> (DeviceDescriptor, String)? {
@@ -55,7 +60,10 @@ public final class V4L2Backend: CameraBackend, Sendable {
         }
         if let found = lookup() { return found }
         discover()
-        guard let found = lookup() else { throw CameraError.unknownDevice(id: device.id, backend: identifier) }
+        guard let found = lookup() else {
+            if everListed.withLock({ $0.contains(device.id) }) { throw CameraError.disconnected(device: device.id) }
+            throw CameraError.unknownDevice(id: device.id, backend: identifier)
+        }
         return found
     }
 
