@@ -61,8 +61,8 @@ enum Child {
             if let problem = registry.preferenceProblem { throw problem }
             camera = try registry.open(backend: o.backend, device: o.device, configuration: configuration)
         }
-        let latency = o.latency ?? (o.backend == "gstreamer" ? .none : .driver)
         let device = camera.device
+        let latency = o.latency ?? defaultLatency(backend: o.backend, driver: device.details["driver"])
 
         // The handler and raw paths call back on the backend's thread: their take is shared
         // under a lock and this task waits for the last frame.
@@ -136,6 +136,22 @@ enum Child {
         let line = firstFrameMarker + "\n"
         _ = line.withCString { write(1, $0, strlen($0)) }
     }
+}
+
+/// Where delivery latency comes from when `--latency` is not given: none for GStreamer (its test
+/// source stamps stream time) and for vivid, the driver's timestamp otherwise. vivid stamps each
+/// buffer with its scheduled time, the stream's start plus the frame count times the period, plus
+/// 0.9 of a period for an end-of-frame stamp (vivid-kthread-cap.c, `cap_frame_eof_offset`), not the
+/// moment it was filled: that stamp is often later than the frame's arrival, and the "latency"
+/// came out negative (issue 9). The emulated webcam's send time (`--latency webcam`) is the
+/// measure of delivery latency in the VM.
+func defaultLatency(backend: String, driver: String?) -> LatencySource {
+    if backend == "gstreamer" { return .none }
+    if driver == "vivid" {
+        printError("camhal-bench: no delivery latency on vivid: it stamps a buffer with its scheduled end of frame, not its capture time")
+        return .none
+    }
+    return .driver
 }
 
 /// Writes a line to standard error.

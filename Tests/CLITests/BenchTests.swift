@@ -55,6 +55,16 @@ struct FrameTakeTests {
         #expect(take.buffers.count == 1 && take.firstArrival != nil && take.latencies.isEmpty)
     }
 
+    /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
+    /// from them. Would catch the negative "latencies" of issue 9 coming back.
+    @Test("no default delivery latency on vivid or GStreamer; the driver's stamp elsewhere")
+    func defaultLatencySource() {
+        #expect(defaultLatency(backend: "v4l2", driver: "vivid") == .none)
+        #expect(defaultLatency(backend: "gstreamer", driver: nil) == .none)
+        #expect(defaultLatency(backend: "v4l2", driver: "uvcvideo") == .driver)
+        #expect(defaultLatency(backend: "libcamera", driver: nil) == .driver)
+    }
+
     /// The emulated webcam's send time, read from both frame layouts (WEBCAM-PROTOCOL.md): would
     /// catch reading the counter as the time, or a COM segment parsed off by one.
     @Test("reads the webcam's send time from YUYV and MJPEG frames")
