@@ -7,9 +7,14 @@ import Foundation
 /// deadline, never awaited past it: a body stuck in a deadlock (which no cancellation reaches)
 /// still lets the test fail.
 ///
-/// When the deadline passes, the cooperative pool is probed. If it is not running tasks at all,
-/// the time-out is another test's doing (something blocking the pool's few threads), and the
-/// first such time-out in the process prints every thread's stack, so the blocker is named.
+/// The seconds are seconds the cooperative pool could run the body. On a 2-core machine the pool
+/// has two threads, and when a whole suite starts at once its queue can hold several seconds of
+/// other tests' work (a CI run's first tests all took 6.6 s, pure ones included). So at the
+/// deadline `within` first waits until a task started then has run, which is to say until the
+/// work queued before the deadline (the body's included) had its turn, then gives the body one
+/// more second, and only then cancels it and answers nil. A body that hangs, deadlocks or ignores
+/// cancellation still fails; one that was only waiting for a thread does not. A pool that runs no
+/// task for 30 s is blocked, not busy: the first time, every thread's stack is printed.
 public func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
     let pending = Locked<CheckedContinuation<T?, Never>?>(nil)
     @Sendable func claim() -> CheckedContinuation<T?, Never>? {
@@ -17,12 +22,19 @@ public func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable (
     }
     return await withCheckedContinuation { (c: CheckedContinuation<T?, Never>) in
         pending.set(c)
-        let task = Task { claim()?.resume(returning: await body()) }
+        let task = Task {
+            let value = await body()
+            claim()?.resume(returning: value)
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            task.cancel()
-            guard let late = claim() else { return }
-            PoolProbe.reportIfBlocked(after: seconds)  // before the test fails and the run may end
-            late.resume(returning: nil)
+            guard pending.withLock({ $0 != nil }) else { return }
+            // A thread of its own: the waits below must not hold a dispatch worker either.
+            Thread {
+                PoolProbe.waitForTurn(after: seconds)
+                usleep(1_000_000)
+                task.cancel()
+                claim()?.resume(returning: nil)
+            }.start()
         }
     }
 }
@@ -42,20 +54,31 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T
     }
 }
 
-/// Tells a time-out caused by this test from one caused by a blocked cooperative pool.
+/// Waits for the cooperative pool to work through its queue, and names a blocked one.
 enum PoolProbe {
     private static let dumped = Locked(false)
 
-    /// Called off the pool when a `within` deadline passed: starts a task and waits a second for
-    /// it to run. When it does not, prints that the pool is blocked, and (once per process) every
-    /// thread's stack through gdb, where installed.
-    static func reportIfBlocked(after seconds: Double) {
+    /// Starts a task and waits (this thread) until it has run: everything queued on the pool
+    /// before it has had its turn. Says so on stderr when that took over a second, and prints
+    /// every thread's stack (once per process, through gdb where installed) when it took 30.
+    static func waitForTurn(after seconds: Double) {
         let ran = DispatchSemaphore(value: 0)
+        let started = Date()
         Task.detached { ran.signal() }
-        guard ran.wait(timeout: .now() + 1) == .timedOut else { return }
-        let message = "within(\(seconds)): the deadline passed while the cooperative pool ran no task for a second: "
-            + "some test is blocking the pool's threads (their stacks follow, once per run)\n"
-        FileHandle.standardError.write(Data(message.utf8))
+        if ran.wait(timeout: .now() + 30) == .timedOut {
+            FileHandle.standardError.write(Data("within(\(seconds)): the cooperative pool ran no task for 30 s: some test is blocking its threads (their stacks follow, once per run)\n".utf8))
+            dumpStacks()
+            _ = ran.wait(timeout: .now() + 60)
+        }
+        let waited = Date().timeIntervalSince(started)
+        if waited > 1 {
+            let message = "within(\(seconds)): at the deadline the pool's queue took \(String(format: "%.1f", waited)) s to reach a new task; the body was given that long\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
+    }
+
+    /// Every thread's stack to stderr through gdb, once per process.
+    private static func dumpStacks() {
         guard dumped.withLock({ d -> Bool in defer { d = true }; return !d }) else { return }
         let gdb = "/usr/bin/gdb"
         guard access(gdb, X_OK) == 0 else { return }
