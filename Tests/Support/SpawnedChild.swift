@@ -14,6 +14,8 @@ public final class SpawnedChild: Sendable {
     public let pid: pid_t
     /// The exit code, or the signal number when a signal ended it (as `Process.terminationStatus`).
     private let status = Locked<Int32?>(nil)
+    /// The signal that ended the child, if one did (an exit code of 9 is not SIGKILL).
+    private let signalled = Locked<Int32?>(nil)
     private let waiters = Locked<[CheckedContinuation<Int32, Never>]>([])
 
     /// Starts `path` with `args`; `environment` replaces this process's when given.
@@ -38,12 +40,13 @@ public final class SpawnedChild: Sendable {
         guard r == 0 else { throw SpawnError(message: "cannot run \(path): \(String(cString: strerror(r)))") }
         let pid = spawned
         self.pid = pid
-        let status = self.status, waiters = self.waiters
+        let status = self.status, signalled = self.signalled, waiters = self.waiters
         let reaper = Thread {
             var raw: Int32 = 0
             while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
             // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import (they are macros).
             let code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
+            if raw & 0x7f != 0 { signalled.set(code) }
             status.set(code)
             for w in waiters.withLock({ w -> [CheckedContinuation<Int32, Never>] in defer { w = [] }; return w }) { w.resume(returning: code) }
         }
@@ -58,6 +61,9 @@ public final class SpawnedChild: Sendable {
 
     /// The child's status once it exited, else nil.
     public var exited: Int32? { status.value }
+
+    /// The signal that ended the child, once it ended by one; nil while it runs or after an exit.
+    public var terminatingSignal: Int32? { signalled.value }
 
     /// Waits for the child's end; its exit code (or the signal that ended it).
     public func exitStatus() async -> Int32 {

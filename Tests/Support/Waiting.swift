@@ -41,13 +41,6 @@ public func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable (
 
 /// Runs `work` on a thread of its own and waits for it: a long synchronous loop must hold neither
 /// one of the few cooperative threads nor a dispatch worker the other tests' sessions need.
-public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-        Thread { c.resume(with: Result { try work() }) }.start()
-    }
-}
-
-/// `offPool` for work that cannot fail.
 public func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
         Thread { c.resume(returning: work()) }.start()
