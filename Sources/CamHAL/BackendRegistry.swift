@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The backends an app may use, in its order of preference (D1).
 ///
@@ -17,8 +17,8 @@ public struct BackendRegistry: Sendable {
         registered = backends
         let names = backends.map(\.identifier)
         override = environment["CAMHAL_BACKENDS"]
-        if let env = override, !env.trimmingCharacters(in: .whitespaces).isEmpty {
-            preference = env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if let env = override, !trimmingSpaces(env).isEmpty {
+            preference = env.split(separator: ",").map { trimmingSpaces($0).lowercased() }
                 .filter { !$0.isEmpty }
         } else {
             preference = names

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 // The executor of the session's state machine (`SessionMachine`): the side effects of each
 // transition (open and close the binding, re-apply controls, timers, snapshots). Everything here

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // Exposure, white balance and anti-flicker (E1–E6, W1–W5, N1): setters validate and hop onto the
 // queue like zoom's (fire-and-forget, NaN refused with a warning naming it, B1); values are

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 // Metering regions (A1–A6), as CameraX's FocusMeteringAction: setters validate and hop onto the
 // queue (fire-and-forget, refusals named, B1, Q1); the regions are desired values in view

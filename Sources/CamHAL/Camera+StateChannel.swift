@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// The published snapshot and its subscribers, behind one lock so a new subscriber gets the
 /// current snapshot first and then every later one, with no gap and no repeat (S9).

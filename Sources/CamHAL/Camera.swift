@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// The one implementation of `CameraDevice`: it turns any backend's thin `DriverBinding` into the
 /// CamHAL contract (docs/CONTRACT.md) (the state machine, zoom normalization, ramps, pins, desired-value persistence,

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Whether a backend can be used on this machine, and if not, why (D1).
 public enum BackendAvailability: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -77,12 +78,10 @@ public final class ThreadDeviceWatch: DeviceWatch, @unchecked Sendable {
     /// Starts the thread, named `name`.
     public init(name: String, _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> Void) {
         let stopping = self.stopping, finished = self.finished
-        let thread = Thread {
+        startThread(name: name) {
             defer { finished.signal() }
             body { stopping.value }
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Stops the thread and waits until `body` has returned; later calls do nothing.

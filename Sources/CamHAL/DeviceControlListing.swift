@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DeviceControls {
     /// `controls` laid out exactly as `v4l2-ctl -L` (v4l-utils 1.22) prints them: a blank line,
@@ -30,7 +30,7 @@ extension DeviceControls {
     /// One control's line, as v4l2-ctl's print_qctrl writes it.
     static func line(_ c: DeviceControl) -> String {
         let padding = max(0, 31 - c.name.utf8.count)
-        var s = String(repeating: " ", count: padding) + c.name + String(format: " %#8.8x ", c.id)
+        var s = String(repeating: " ", count: padding) + c.name + " \(hex(c.id, digits: 8)) "
         let range = "min=\(c.minimum) max=\(c.maximum) step=\(Int64(bitPattern: c.step)) default=\(c.defaultValue)"
         switch c.type {
         case .integer: s += "(int)    : " + range
@@ -40,7 +40,7 @@ extension DeviceControls {
         case .menu: s += "(menu)   : min=\(c.minimum) max=\(c.maximum) default=\(c.defaultValue)"
         case .integerMenu: s += "(intmenu): min=\(c.minimum) max=\(c.maximum) default=\(c.defaultValue)"
         case .button: s += "(button) :"
-        case .bitmask: s += String(format: "(bitmask): max=0x%08llx default=0x%08llx", c.maximum, c.defaultValue)
+        case .bitmask: s += "(bitmask): max=\(hex(c.maximum, digits: 8)) default=\(hex(c.defaultValue, digits: 8))"
         case .u8: s += "(u8)     : " + range
         case .u16: s += "(u16)    : " + range
         case .u32: s += "(u32)    : " + range
@@ -93,7 +93,7 @@ extension DeviceControls {
             case 0x0D: out += Array("\\r".utf8)
             case 0x0C: out += Array("\\f".utf8)
             case 0x5C: out += Array("\\\\".utf8)
-            case _ where b & 0x7F < 0x20: out += Array(String(format: "\\x%02x", b).utf8)
+            case _ where b & 0x7F < 0x20: out += Array(("\\x" + hex(b, digits: 2).dropFirst(2)).utf8)
             default: out.append(b)
             }
         }

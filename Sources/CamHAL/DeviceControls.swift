@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 // Raw device controls (issue 12, contract X1–X7): a device's own controls as its driver lists them
 // (V4L2's `v4l2-ctl -L`, libcamera's ControlInfoMap), read and set by name. The contract's rules
@@ -89,7 +90,7 @@ public struct DeviceControlFlags: OptionSet, Sendable, Hashable, Codable {
             parts.append(name)
             rest &= ~flag.rawValue
         }
-        if rest != 0 { parts.append(String(format: "0x%08x", rest)) }
+        if rest != 0 { parts.append(hex(rest, digits: 8)) }
         return parts.joined(separator: ", ")
     }
 }
@@ -297,7 +298,7 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
             let bits = UInt32(truncatingIfNeeded: v)
             guard v >= 0, v <= Int64(UInt32.max), bits & ~mask == 0 else {
                 throw CameraError.invalidArgument(
-                    name: name, value: String(v), reason: String(format: "sets bits outside the mask 0x%08x", mask))
+                    name: name, value: String(v), reason: "sets bits outside the mask \(hex(mask, digits: 8))")
             }
             return .integer(v)
         default:
@@ -338,7 +339,7 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
         case .button: return .none
         default: break
         }
-        let t = text.trimmingCharacters(in: .whitespaces)
+        let t = trimmingSpaces(text)
         if type == .float {
             guard let v = Double(t), !v.isNaN else { throw CameraError.invalidArgument(name: name, value: text, reason: "expected a number") }
             return .float(v)
@@ -351,7 +352,7 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
             default: break
             }
         }
-        if type == .menu, let e = menu.first(where: { $0.name?.caseInsensitiveCompare(t) == .orderedSame }) {
+        if type == .menu, let e = menu.first(where: { $0.name?.lowercased() == t.lowercased() }) {
             return .integer(e.index)
         }
         let hint: String

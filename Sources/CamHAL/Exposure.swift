@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How the device chooses its exposure (E1–E6). The modes follow CameraX and AVFoundation:
 /// AVCaptureDevice.ExposureMode's `.continuousAutoExposure`, `.locked` and `.custom` (here

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// What a frame stream does when the consumer is slower than the camera (R2).
 public enum BackpressurePolicy: Sendable, Hashable, CustomStringConvertible {
@@ -71,7 +72,7 @@ final class FrameQueue: @unchecked Sendable {
     let policy: BackpressurePolicy
     /// Told how many frames this queue's policy just dropped (the session's drop accounting, R5).
     private let onDrop: (@Sendable (Int) -> Void)?
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var buffer: [Frame] = []
     private var waiters: [Waiter] = []
     /// Waits that started and have not been resolved; a cancellation for an ID not here is late.
@@ -120,7 +121,7 @@ final class FrameQueue: @unchecked Sendable {
             buffer = [frame]
         case .block(let capacity):
             while buffer.count >= max(1, capacity) && !finished && keepWaiting() {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+                condition.wait(seconds: 0.05)
             }
             if finished || buffer.count >= max(1, capacity) {
                 _counters.dropped += 1

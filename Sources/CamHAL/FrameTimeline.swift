@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A session's frame accounting (R5), as a pure value: the frame router feeds it each frame's
 /// driver sequence number and timestamp and gets back the timestamp to give the app and how many

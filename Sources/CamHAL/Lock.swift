@@ -1,8 +1,6 @@
-import Foundation
-
 /// A value guarded by a lock, for state read from any thread (S3) and touched by driver threads.
 package final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var storage: Value
     /// Guards `value`.
     public init(_ value: Value) { storage = value }

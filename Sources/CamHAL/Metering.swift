@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which auto loops a metering region steers (A1–A6), as the `FLAG_AF`, `FLAG_AE` and
 /// `FLAG_AWB` of CameraX's `FocusMeteringAction`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The session's lifecycle as a pure value (S4–S8, S6, S7, R6): it takes an event (start, stop,
 /// a bind's outcome, a frame, a driver event, a watchdog tick, a rebind request), moves to its

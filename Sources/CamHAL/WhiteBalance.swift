@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How the device chooses its white balance (W1–W5), as AVFoundation's
 /// AVCaptureDevice.WhiteBalanceMode (`.continuousAutoWhiteBalance`, `.locked`) and CameraX's AWB

@@ -1,5 +1,6 @@
 import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 import CV4L2
 import Glibc
 
@@ -34,12 +35,10 @@ package final class DirectoryWatch: @unchecked Sendable {
         }
         inotifyFD = fd
         wakeFD = wake
-        let thread = Thread { [fd, wake, finished] in
+        startThread(name: "camhal.hotplug") { [fd, wake, finished] in
             defer { finished.signal() }
             Self.run(inotifyFD: fd, wakeFD: wake, handler: handler)
         }
-        thread.name = "camhal.v4l2.hotplug"
-        thread.start()
     }
 
     private static func run(inotifyFD: Int32, wakeFD: Int32, handler: @Sendable (Change) -> Void) {

@@ -1,6 +1,6 @@
 import CamHAL
 import CV4L2
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A V4L2 node's raw controls (`DeviceControls`, X1–X7): VIDIOC_QUERY_EXT_CTRL with

@@ -1,6 +1,7 @@
 import CamHAL
 import CV4L2
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 
 /// The part of a stream that frames keep alive: the descriptor and the buffers. Requeueing a
@@ -10,7 +11,7 @@ import Glibc
 final class StreamCore: @unchecked Sendable {
     let fd: DeviceFD
     let maps = BufferMaps()
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var streaming = false
     /// Frames requeued, for tests and the benchmark.
     private(set) var requeued = 0
@@ -266,10 +267,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             self.sink.report(.streamError(what))
             if !recovered { self.restart(because: what) }
         }
-        let thread = Thread { [self] in run() }
-        thread.name = "camhal.v4l2.\(node)"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        startThread(name: "v4l2.\(node)") { [self] in run() }
     }
 
     private func planes(base: UnsafeRawPointer, bytesUsed: Int) -> [FramePlane] {

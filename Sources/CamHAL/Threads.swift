@@ -1,0 +1,113 @@
+// The few threading and text primitives the core and the V4L2 backend need, on Glibc alone, so
+// that neither pulls in the full Foundation (FoundationEssentials is enough): a V4L2 app's start-up
+// then loads no ICU and no Foundation (issue 13: time to first frame).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Starts a detached thread named `name` (the kernel keeps 15 bytes of it) that runs `body`.
+package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable {
+        let body: @Sendable () -> Void
+        let name: String
+        init(_ body: @escaping @Sendable () -> Void, _ name: String) { self.body = body; self.name = name }
+    }
+    let box = Unmanaged.passRetained(Box(body, name)).toOpaque()
+    var thread = pthread_t()
+    let r = pthread_create(&thread, nil, { raw in
+        guard let raw else { return nil }
+        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+        nameThisThread(box.name)
+        box.body()
+        return nil
+    }, box)
+    // pthread_create fails only without memory or thread quota: nothing can run `body` then.
+    precondition(r == 0, "pthread_create failed: \(r)")
+    pthread_detach(thread)
+}
+
+/// Names the calling thread (what `ps -L`, gdb and /proc show); pthread_setname_np is a GNU
+/// extension Glibc's module does not export, so through /proc/thread-self/comm.
+private func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+/// A mutex (pthread), for the few places that need one without a guarded value.
+package final class ThreadLock: @unchecked Sendable {
+    fileprivate let raw = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// An unlocked mutex.
+    package init() { pthread_mutex_init(raw, nil) }
+    deinit {
+        pthread_mutex_destroy(raw)
+        raw.deallocate()
+    }
+    /// Blocks until the mutex is held.
+    package func lock() { pthread_mutex_lock(raw) }
+    /// Releases the mutex.
+    package func unlock() { pthread_mutex_unlock(raw) }
+    /// Runs `body` with the mutex held.
+    package func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// A mutex with a condition variable (what NSCondition gives), on CLOCK_MONOTONIC.
+package final class Condition: @unchecked Sendable {
+    private let mutex = ThreadLock()
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// An unlocked condition.
+    package init() {
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+    }
+    deinit {
+        pthread_cond_destroy(cond)
+        cond.deallocate()
+    }
+    /// Blocks until the mutex is held.
+    package func lock() { mutex.lock() }
+    /// Releases the mutex.
+    package func unlock() { mutex.unlock() }
+    /// Wakes every waiter. Call with the mutex held.
+    package func broadcast() { pthread_cond_broadcast(cond) }
+    /// Wakes one waiter. Call with the mutex held.
+    package func signal() { pthread_cond_signal(cond) }
+    /// Releases the mutex and waits at most `seconds` for a signal; holds the mutex again on
+    /// return. False when the time ran out.
+    @discardableResult
+    package func wait(seconds: Double) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let total = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 + max(0, seconds)
+        var deadline = timespec()
+        deadline.tv_sec = Int(total)
+        deadline.tv_nsec = Int((total - Double(deadline.tv_sec)) * 1e9)
+        return pthread_cond_timedwait(cond, mutex.raw, &deadline) == 0
+    }
+}
+
+/// `0x` and `value`'s two's-complement bits in lower-case hex, zero-padded to `digits` (what
+/// `%#.8x` / `0x%08llx` print). (Free functions, not extensions: an extension of a standard
+/// protocol shows in the public API listing even when its members are package-only.)
+package func hex(_ value: some BinaryInteger, digits: Int) -> String {
+    let s = String(UInt64(truncatingIfNeeded: value), radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, digits - s.count)) + s
+}
+
+/// `text` without leading and trailing spaces and tabs (`trimmingCharacters(in: .whitespaces)`).
+package func trimmingSpaces(_ text: some StringProtocol) -> String {
+    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
+    return String(text[first...last])
+}

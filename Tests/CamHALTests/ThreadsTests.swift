@@ -1,0 +1,53 @@
+import CamHAL
+import CamHALTestSupport
+import Testing
+
+/// The core's own thread, lock and text primitives (Sources/CamHAL/Threads.swift), which replace
+/// Foundation's Thread, NSCondition and String(format:) so a V4L2 app needs only FoundationEssentials.
+@Suite("Core primitives without Foundation")
+struct ThreadsTests {
+    /// `%#8.8x` / `0x%08llx` as v4l2-ctl prints them; would catch sign extension lost on a
+    /// negative 64-bit value or padding counted with the `0x`.
+    @Test("hex pads to the digits asked and shows a negative value's two's complement")
+    func hexDigits() {
+        #expect(hex(0x0098_0900, digits: 8) == "0x00980900")
+        #expect(hex(UInt8(0x1F), digits: 2) == "0x1f")
+        #expect(hex(Int64(-1), digits: 8) == "0xffffffffffffffff")
+        #expect(hex(UInt32(0x8040_2010), digits: 8) == "0x80402010")
+        #expect(hex(0, digits: 2) == "0x00")
+    }
+
+    /// What `CAMHAL_BACKENDS=" v4l2 , gstreamer "` and control values are trimmed with; would
+    /// catch a trim that eats inner spaces or fails on an all-space string.
+    @Test("trimmingSpaces drops outer spaces and tabs only")
+    func trim() {
+        #expect(trimmingSpaces(" \tv4l2 x\t ") == "v4l2 x")
+        #expect(trimmingSpaces("   ") == "")
+        #expect(trimmingSpaces("a") == "a")
+    }
+
+    /// A started thread runs its body, and a condition's timed wait returns false at its time;
+    /// would catch a wait on the wrong clock (CLOCK_REALTIME vs the monotonic deadline) never
+    /// ending, or a thread that never starts.
+    @Test("startThread runs its body; Condition wakes on signal and times out without one")
+    func threadAndCondition() async {
+        let condition = Condition()
+        let flag = Locked(false)
+        let outcome: (signalled: Bool, timedOut: Bool)? = await within(30) {
+            await offPool {
+                condition.lock()
+                startThread(name: "camhal.test") {
+                    condition.lock()
+                    flag.set(true)
+                    condition.signal()
+                    condition.unlock()
+                }
+                while !flag.value { condition.wait(seconds: 10) }
+                let timedOut = !condition.wait(seconds: 0.05)
+                condition.unlock()
+                return (flag.value, timedOut)
+            }
+        }
+        #expect(outcome?.signalled == true && outcome?.timedOut == true, "\(String(describing: outcome))")
+    }
+}
