@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "CamHALMedia", targets: ["CamHALMedia"]),
         .executable(name: "camhal", targets: ["camhal"]),
         .executable(name: "camhal-bench", targets: ["camhal-bench"]),
+        .executable(name: "camhal-bench-v4l2", targets: ["camhal-bench-v4l2"]),
     ],
     traits: [
         .trait(name: "GStreamer", description: "The GStreamer backend (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev)."),
@@ -108,10 +109,17 @@ let package = Package(
             ],
             path: "Sources/camhal"),
         // The benchmark (issue 13): CamHAL against each backend's reference tool; not shipped in `camhal`.
+        // Its measured child (options, frame take, report), on CamHAL and FoundationEssentials only.
+        .target(name: "CamHALBench", dependencies: ["CamHAL"], path: "Sources/CamHALBench"),
+        // The V4L2 child as a V4L2 app is built: CamHAL and CamHALV4L2 alone, so its start-up
+        // loads no other backend's libraries and no full Foundation (what the bench times).
+        .executableTarget(
+            name: "camhal-bench-v4l2", dependencies: ["CamHAL", "CamHALBench", "CamHALV4L2"],
+            path: "Sources/camhal-bench-v4l2"),
         .executableTarget(
             name: "camhal-bench",
             dependencies: [
-                "CamHAL", "CamHALBackends", "CamHALMedia", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
+                "CamHAL", "CamHALBench", "CamHALBackends", "CamHALMedia", "CamHALVirtual", dependency("CamHALGStreamer", when: "GStreamer"),
                 dependency("CLibYUV", when: "Media"), dependency("CTurboJPEG", when: "Media"),
             ],
             path: "Sources/camhal-bench"),
@@ -150,7 +158,7 @@ let package = Package(
             dependencies: ["CamHAL", "CamHALTestSupport", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench", "camhal-bench-v4l2", "CamHALBench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: [

@@ -1,38 +1,45 @@
 import CamHAL
-import CamHALBackends
-#if GStreamer
-import CamHALGStreamer
-#endif
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What the measured CamHAL child prints as its last line (the parent reads it): the in-process
 /// timings its CPU figure cannot show, and what the reference tool must be given to match it.
-struct ChildReport: Codable {
-    var frames: Int
-    var format: String
-    var fourCC: String
-    var width: Int
-    var height: Int
+package struct ChildReport: Codable {
+    package var frames: Int
+    package var format: String
+    package var fourCC: String
+    package var width: Int
+    package var height: Int
     /// V4L2 node and input of the device, for `v4l2-ctl` on the same node.
-    var node: String?
-    var input: String?
+    package var node: String?
+    package var input: String?
     /// From just before `registry.open` (discovery included), and from `start()`, to the first frame.
-    var openToFirstMs: Double
-    var startToFirstMs: Double
-    var latencyP50Ms: Double?
-    var latencyP99Ms: Double?
+    package var openToFirstMs: Double
+    package var startToFirstMs: Double
+    package var latencyP50Ms: Double?
+    package var latencyP99Ms: Double?
     /// Distinct buffers the frames pointed into.
-    var buffers: Int
-    var sequenceGaps: Int
-    var deviceFPS: Double
+    package var buffers: Int
+    package var sequenceGaps: Int
+    package var deviceFPS: Double
 }
 
 /// The measured side: one process that opens the device, takes N frames on one path and exits.
-enum Child {
+package enum Child {
     /// The line printed at the first frame, which the parent times from spawn.
-    static let firstFrameMarker = "camhal-bench: first frame"
+    package static let firstFrameMarker = "camhal-bench: first frame"
 
-    static func run(_ o: Options) async throws -> Int32 {
+    /// Opens the camera the child measures (the backends this executable links), given the
+    /// configuration it must use.
+    package typealias Opener = @Sendable (_ o: Options, _ configuration: Camera.Configuration) throws -> Camera
+
+    /// Opens the device through `registry` (discovery included), as an app would.
+    package static func open(_ registry: BackendRegistry, _ o: Options, _ configuration: Camera.Configuration) throws -> Camera {
+        if let problem = registry.preferenceProblem { throw problem }
+        return try registry.open(backend: o.backend, device: o.device, configuration: configuration)
+    }
+
+    package static func run(_ o: Options, open: Opener) async throws -> Int32 {
         let request = StreamRequest(pixelFormat: o.format, size: o.size, frameRate: o.fps)
         var configuration = Camera.Configuration(stream: request)
         if o.slowClock {
@@ -41,33 +48,14 @@ enum Child {
             configuration.firstFrameTimeout = 3600
         }
         let t0 = monotonicNow()
-        let camera: Camera
-        #if GStreamer
-        let unpacedTestSource = o.backend == "gstreamer" && (o.device == nil || o.device == "videotestsrc")
-        #else
-        let unpacedTestSource = false
-        #endif
-        if unpacedTestSource {
-            #if GStreamer
-            // Not live and unpaced, exactly like the gst-launch side; no test device listed.
-            let backend = GStreamerBackend(includeTestSource: false)
-            let device = try backend.source(description: "videotestsrc num-buffers=\(o.frames)")
-            camera = Camera(backend: backend, device: device, configuration: configuration)
-            #else
-            fatalError("unreachable: no GStreamer in this build")
-            #endif
-        } else {
-            let registry = Backends.registry()
-            if let problem = registry.preferenceProblem { throw problem }
-            camera = try registry.open(backend: o.backend, device: o.device, configuration: configuration)
-        }
+        let camera = try open(o, configuration)
         let device = camera.device
         let latency = o.latency ?? defaultLatency(backend: o.backend, driver: device.details["driver"])
 
         // The handler and raw paths call back on the backend's thread: their take is shared
         // under a lock and this task waits for the last frame.
         final class Tally: @unchecked Sendable {
-            let lock = NSCondition()
+            let lock = Condition()
             var take: FrameTake
             init(_ take: FrameTake) { self.take = take }
             func record(_ frame: Frame) {
@@ -78,10 +66,10 @@ enum Child {
                 if first { Child.printFirst() }
             }
             func waitForAll(timeout: Double) -> FrameTake {
-                let deadline = Date(timeIntervalSinceNow: timeout)
+                let deadline = monotonicNow() + timeout
                 lock.lock()
                 defer { lock.unlock() }
-                while !take.isComplete && lock.wait(until: deadline) {}
+                while !take.isComplete && monotonicNow() < deadline { lock.wait(seconds: deadline - monotonicNow()) }
                 return take
             }
         }
@@ -145,7 +133,7 @@ enum Child {
 /// moment it was filled: that stamp is often later than the frame's arrival, and the "latency"
 /// came out negative (issue 9). The emulated webcam's send time (`--latency webcam`) is the
 /// measure of delivery latency in the VM.
-func defaultLatency(backend: String, driver: String?) -> LatencySource {
+package func defaultLatency(backend: String, driver: String?) -> LatencySource {
     if backend == "gstreamer" { return .none }
     if driver == "vivid" {
         printError("camhal-bench: no delivery latency on vivid: it stamps a buffer with its scheduled end of frame, not its capture time")
@@ -155,6 +143,7 @@ func defaultLatency(backend: String, driver: String?) -> LatencySource {
 }
 
 /// Writes a line to standard error.
-func printError(_ s: String) {
-    FileHandle.standardError.write(Data((s + "\n").utf8))
+package func printError(_ s: String) {
+    let bytes = Array((s + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }

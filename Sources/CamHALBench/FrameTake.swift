@@ -1,16 +1,17 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// CLOCK_MONOTONIC in seconds: the clock of V4L2 driver timestamps and of the emulated webcam's
 /// send times, so a frame's delivery latency is `now - stamp` on one clock.
-func monotonicNow() -> Double {
+package func monotonicNow() -> Double {
     var t = timespec()
     clock_gettime(CLOCK_MONOTONIC, &t)
     return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
 }
 
 /// Where a frame's capture or send time comes from, for its delivery latency.
-enum LatencySource: String, Sendable {
+package enum LatencySource: String, Sendable {
     /// No usable stamp (GStreamer's test source stamps stream time, not a clock).
     case none
     /// The frame's timestamp: the driver's, on CLOCK_MONOTONIC (V4L2, libcamera).
@@ -20,7 +21,7 @@ enum LatencySource: String, Sendable {
     case webcam
 
     /// The stamp of `frame` in seconds on CLOCK_MONOTONIC, or nil when it carries none.
-    func stamp(of frame: Frame) -> Double? {
+    package func stamp(of frame: Frame) -> Double? {
         switch self {
         case .none: return nil
         case .driver: return frame.timestamp
@@ -45,43 +46,43 @@ enum LatencySource: String, Sendable {
 
 /// A take of N frames in the measured child: the one thing every path (stream, handler, raw)
 /// records per frame, kept small so the consumer's own cost stays in the noise.
-struct FrameTake {
+package struct FrameTake {
     /// Frames wanted; `record` ignores any beyond it.
-    let limit: Int
-    let latencySource: LatencySource
-    var frames = 0
+    package let limit: Int
+    package let latencySource: LatencySource
+    package var frames = 0
     /// CLOCK_MONOTONIC of the first frame's arrival.
-    var firstArrival: Double?
+    package var firstArrival: Double?
     /// The first and last frames' timestamps (the device's clock).
-    var firstTimestamp = 0.0
-    var lastTimestamp = 0.0
+    package var firstTimestamp = 0.0
+    package var lastTimestamp = 0.0
     /// The first frame's format, `NV12 640x480`.
-    var format = ""
-    var pixelFormat: PixelFormat?
-    var size: Size?
+    package var format = ""
+    package var pixelFormat: PixelFormat?
+    package var size: Size?
     /// Frames whose sequence is not the previous one's + 1, and those not above it at all.
-    var sequenceGaps = 0
-    var sequenceRegressions = 0
+    package var sequenceGaps = 0
+    package var sequenceRegressions = 0
     /// Distinct first-plane addresses: how many buffers the frames pointed into (few = no copies).
-    var buffers = Set<UInt>()
+    package var buffers = Set<UInt>()
     /// Delivery latencies in seconds (arrival - stamp), when the frames carry a stamp.
-    var latencies: [Double] = []
+    package var latencies: [Double] = []
     private var lastSequence: UInt64?
 
-    init(limit: Int, latency: LatencySource = .none) {
+    package init(limit: Int, latency: LatencySource = .none) {
         self.limit = limit
         latencySource = latency
         latencies.reserveCapacity(latency == .none ? 0 : limit)
     }
 
-    var isComplete: Bool { frames >= limit }
+    package var isComplete: Bool { frames >= limit }
     /// Frames per second on the device's clock (first to last timestamp).
-    var deviceFPS: Double { frames > 1 && lastTimestamp > firstTimestamp ? Double(frames - 1) / (lastTimestamp - firstTimestamp) : 0 }
+    package var deviceFPS: Double { frames > 1 && lastTimestamp > firstTimestamp ? Double(frames - 1) / (lastTimestamp - firstTimestamp) : 0 }
 
     /// Counts `frame` (reading one byte of it in place, so the consumer really sees the data);
     /// returns true once `limit` frames were counted.
     @discardableResult
-    mutating func record(_ frame: Frame) -> Bool {
+    package mutating func record(_ frame: Frame) -> Bool {
         guard frames < limit else { return true }
         let now = monotonicNow()
         if let stamp = latencySource.stamp(of: frame) { latencies.append(now - stamp) }
@@ -107,7 +108,7 @@ struct FrameTake {
     }
 
     /// The `q` quantile (0...1) of the latencies in milliseconds, nil without any.
-    func latencyMs(_ q: Double) -> Double? {
+    package func latencyMs(_ q: Double) -> Double? {
         guard !latencies.isEmpty else { return nil }
         let s = latencies.sorted()
         return s[min(s.count - 1, Int((Double(s.count - 1) * q).rounded()))] * 1000
@@ -115,7 +116,7 @@ struct FrameTake {
 
     /// Starts `camera` and takes `count` frames from its `FrameStream` (`.block(capacity:)`).
     /// Fewer frames when the stream ends first.
-    static func take(_ count: Int, from camera: Camera, capacity: Int, latency: LatencySource) async -> FrameTake {
+    package static func take(_ count: Int, from camera: Camera, capacity: Int, latency: LatencySource) async -> FrameTake {
         let stream = camera.frames(policy: .block(capacity: capacity))
         var take = FrameTake(limit: count, latency: latency)
         camera.start()

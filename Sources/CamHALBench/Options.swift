@@ -1,8 +1,9 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Which consumer path the CamHAL side measures.
-enum BenchPath: String, Codable {
+package enum BenchPath: String, Codable {
     /// `Camera.frames(policy:)`, the async `FrameStream` (the README's path).
     case stream
     /// `Camera.setFrameHandler`, on the backend's thread.
@@ -12,10 +13,10 @@ enum BenchPath: String, Codable {
 }
 
 /// The one set of flags.
-struct Options {
-    static let usage = """
+package struct Options {
+    package static let usage = """
         usage: camhal-bench [--backend B] [--device ID] [--format FOURCC] [--size WxH] [--fps R] [--frames N]
-                            [--path stream|handler|raw] [--rounds R] [--json] [--callgrind] [--latency none|driver|webcam]
+                            [--path stream|handler|raw] [--rounds R] [--json] [--callgrind] [--full-child] [--latency none|driver|webcam]
           --backend B     v4l2 (default), gstreamer, libcamera or media
           --device ID     device id (default: the backend's first; gstreamer: videotestsrc)
           --format F      pixel format FourCC (default: CamHAL's choice; gstreamer NV12)
@@ -26,6 +27,7 @@ struct Options {
           --rounds R      interleaved rounds (default 3)
           --json          one JSON object instead of the table
           --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases)
+          --full-child    v4l2: measure camhal-bench itself (every backend linked), not camhal-bench-v4l2
           --latency L     where a frame's stamp comes from: driver (default; none for gstreamer), or
                           webcam (the emulated webcam's send time in the frame)
         Reference tools: v4l2-ctl --stream-mmap (v4l2), gst-launch-1.0 ... ! fakesink (gstreamer),
@@ -34,26 +36,28 @@ struct Options {
         wait4 on both sides; the ratio is CamHAL / reference, median over the rounds.
         """
 
-    var backend = "v4l2"
-    var device: String?
-    var format: PixelFormat?
-    var size: Size?
-    var fps: Double?
-    var frames = 100
-    var path = BenchPath.stream
-    var rounds = 3
-    var json = false
-    var callgrind = false
-    var latency: LatencySource?
+    package var backend = "v4l2"
+    package var device: String?
+    package var format: PixelFormat?
+    package var size: Size?
+    package var fps: Double?
+    package var frames = 100
+    package var path = BenchPath.stream
+    package var rounds = 3
+    package var json = false
+    package var callgrind = false
+    package var latency: LatencySource?
     /// Set in the measured child (`--child`), never by hand.
-    var child = false
+    package var child = false
     /// Set in a child run under valgrind (`--slow-clock`), never by hand: frames come 50-100
     /// times slower there, so the session's interruption watchdog (2 s without a frame) would
     /// fire and restart the stream, and the count would include a second pipeline start-up.
-    var slowClock = false
+    package var slowClock = false
+    /// Measure this executable (every backend linked) for v4l2, not camhal-bench-v4l2.
+    package var fullChild = false
 
     /// Parses `args`; a bad flag or value is a `BenchError` naming it.
-    init(_ args: [String]) throws {
+    package init(_ args: [String]) throws {
         var i = 0
         func value(_ name: String) throws -> String {
             i += 1
@@ -97,11 +101,12 @@ struct Options {
                 let s = try v()
                 guard let l = LatencySource(rawValue: s) else { throw BenchError("option --latency: '\(s)' is not none, driver or webcam") }
                 latency = l
-            case "--json", "--callgrind", "--child", "--slow-clock":
+            case "--json", "--callgrind", "--child", "--slow-clock", "--full-child":
                 guard inline == nil else { throw BenchError("flag \(name) takes no value") }
                 switch name {
                 case "--json": json = true
                 case "--callgrind": callgrind = true
+                case "--full-child": fullChild = true
                 case "--child": child = true
                 default: slowClock = true
                 }
@@ -120,7 +125,7 @@ struct Options {
     }
 
     /// The flags that make the child take `n` frames exactly as this run asks.
-    func childArguments(frames n: Int) -> [String] {
+    package func childArguments(frames n: Int) -> [String] {
         var a = ["--child", "--backend", backend, "--frames", "\(n)", "--path", path.rawValue]
         if let device { a += ["--device", device] }
         if let format { a += ["--format", format.fourCC] }
@@ -129,4 +134,9 @@ struct Options {
         if let latency { a += ["--latency", latency.rawValue] }
         return a
     }
+}
+/// A benchmark failure or bad flag, printed as one line naming the bad value.
+package struct BenchError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ message: String) { description = message }
 }

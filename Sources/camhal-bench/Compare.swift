@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALBench
 import Foundation
 
 /// The parent: runs the CamHAL child and the reference tool as child processes, N and 2N frames
@@ -27,6 +28,11 @@ enum Compare {
         var latencyP50Ms: [Double] = []
         var latencyP99Ms: [Double] = []
         var buffers: Int?
+        /// First frame under `strace -f -ttt` (both sides traced the same way; v4l2 only): from the
+        /// process's first open of a /dev/video node (discovery included) and from its
+        /// VIDIOC_STREAMON, to its write of the first frame's line, ms.
+        var tracedOpenToFirstMs: [Double] = []
+        var tracedStartToFirstMs: [Double] = []
     }
 
     struct Result: Encodable {
@@ -46,7 +52,7 @@ enum Compare {
     }
 
     static func run(_ o: Options) throws -> Int32 {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me = childExecutable(o)
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
         func camhalRun(_ n: Int, wrap: [String] = []) throws -> (ChildRun, ChildReport) {
             let r = try Spawn.run(wrap + [me] + o.childArguments(frames: n), marker: Child.firstFrameMarker)
@@ -89,6 +95,20 @@ enum Compare {
                 add(&b!, b1, b2)
                 let ref = b!.cpuPerFrameMs.last!
                 if ref > 0 { ratios.append(a.cpuPerFrameMs.last! / ref) }
+            }
+        }
+        if o.backend == "v4l2", let reference, b != nil, toolOnPath("strace") {
+            // Time to first frame with start-up excluded on both sides: the same syscall trace of
+            // both processes, one N-frame run per round each.
+            for _ in 0..<o.rounds {
+                if let t = try traceFirstFrame([me] + o.childArguments(frames: n), marker: Child.firstFrameMarker) {
+                    a.tracedOpenToFirstMs.append(t.open)
+                    a.tracedStartToFirstMs.append(t.start)
+                }
+                if let marker = reference.marker, let t = try traceFirstFrame(reference.argv(n), marker: marker) {
+                    b!.tracedOpenToFirstMs.append(t.open)
+                    b!.tracedStartToFirstMs.append(t.start)
+                }
             }
         }
         if o.callgrind {
@@ -174,6 +194,58 @@ enum Compare {
         }
     }
 
+    /// The measured CamHAL executable: for v4l2, `camhal-bench-v4l2` beside this one (a V4L2 app:
+    /// CamHAL and its V4L2 backend alone), unless `--full-child` asks for this executable, which
+    /// links every backend; for the other backends, this executable.
+    static func childExecutable(_ o: Options) -> String {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        guard o.backend == "v4l2", !o.fullChild else { return me }
+        let v4l2 = (me as NSString).deletingLastPathComponent + "/camhal-bench-v4l2"
+        if FileManager.default.isExecutableFile(atPath: v4l2) { return v4l2 }
+        printError("camhal-bench: \(v4l2) is not built (swift build --product camhal-bench-v4l2): measuring this executable, which links every backend")
+        return me
+    }
+
+    static func toolOnPath(_ name: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
+        }
+    }
+
+    /// Runs `argv` under `strace -f -ttt` (opens, ioctls and writes only, through seccomp so no
+    /// other syscall stops) and reads, from the trace, the time from its first open of a
+    /// /dev/video node and from its VIDIOC_STREAMON to its first write holding `marker`, ms.
+    /// nil when the trace lacks one of them.
+    static func traceFirstFrame(_ argv: [String], marker: String) throws -> (open: Double, start: Double)? {
+        let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
+        defer { unlink(file) }
+        let r = try Spawn.run(["strace", "-f", "-ttt", "-qq", "--seccomp-bpf", "-s", "64", "-e", "trace=openat,ioctl,write",
+                               "-e", "signal=none", "-o", file] + argv)
+        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            printError("camhal-bench: strace of \(argv[0]) failed (status \(r.status)): \(r.output.suffix(300))")
+            return nil
+        }
+        return firstFrame(inTrace: text, marker: marker)
+    }
+
+    /// From an `strace -f -ttt` trace: ms from the first open of a /dev/video node and from the
+    /// first VIDIOC_STREAMON to the first write holding `marker`; nil when one of them is missing
+    /// or out of order.
+    static func firstFrame(inTrace text: String, marker: String) -> (open: Double, start: Double)? {
+        var open: Double?, start: Double?, first: Double?
+        for line in text.split(separator: "\n") {
+            // "PID SECONDS.MICROS call(args) = result"; "<unfinished ...>" halves count at their start.
+            let fields = line.split(separator: " ", maxSplits: 2)
+            guard fields.count == 3, let t = Double(fields[1]) else { continue }
+            let call = fields[2]
+            if open == nil, call.hasPrefix("openat("), call.contains("\"/dev/video") { open = t }
+            if start == nil, call.hasPrefix("ioctl("), call.contains("VIDIOC_STREAMON") { start = t }
+            if first == nil, call.hasPrefix("write("), call.contains(marker) { first = t }
+        }
+        guard let open, let start, let first, open <= start, start <= first else { return nil }
+        return ((first - open) * 1000, (first - start) * 1000)
+    }
+
     static func median(_ xs: [Double]) -> Double? {
         guard !xs.isEmpty else { return nil }
         let s = xs.sorted()
@@ -210,6 +282,11 @@ enum Compare {
                            ref.name, ratio, r.cpuRatioMin ?? 0, r.cpuRatioMax ?? 0, (a - b) * 1000)
             if let x = median(r.camhal.firstFrameFromSpawnMs), let y = median(ref.firstFrameFromSpawnMs), y > 0 {
                 s += String(format: ", first frame from spawn %.2fx", x / y)
+            }
+            if let x = median(r.camhal.tracedOpenToFirstMs), let y = median(ref.tracedOpenToFirstMs), y > 0,
+               let u = median(r.camhal.tracedStartToFirstMs), let v = median(ref.tracedStartToFirstMs), v > 0 {
+                s += String(format: ", first frame under strace from open %.0f vs %.0f ms (%.2fx), from STREAMON %.0f vs %.0f ms (%.2fx)",
+                            x, y, x / y, u, v, u / v)
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {
                 s += String(format: ", instructions/frame %.3fx", x / y)

@@ -2,6 +2,7 @@
 import CLibYUV
 import CTurboJPEG
 import CamHAL
+import CamHALBench
 import CamHALMedia
 @_spi(Testing) import CamHALVirtual
 import Foundation

@@ -1,3 +1,4 @@
+import CamHALBench
 import Foundation
 
 /// One measured child process: both sides of every comparison (the CamHAL child and the
@@ -75,10 +76,4 @@ enum Spawn {
         }
         return false
     }
-}
-
-/// A benchmark failure or bad flag, printed as one line naming the bad value.
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ message: String) { description = message }
 }

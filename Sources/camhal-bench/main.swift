@@ -1,4 +1,9 @@
 import CamHAL
+import CamHALBackends
+import CamHALBench
+#if GStreamer
+import CamHALGStreamer
+#endif
 import Foundation
 
 // camhal-bench: CamHAL against the reference tool of each backend, measured the same way on both
@@ -23,7 +28,7 @@ do {
 @Sendable func work(_ o: Options) async -> Int32 {
     do {
         if o.child {
-            return try await Child.run(o)
+            return try await Child.run(o, open: openCamera)
         } else if o.backend == "media" {
             #if Media
             return try await MediaBench.run(iterations: o.frames, size: o.size ?? Size(width: 1920, height: 1080))
@@ -38,6 +43,18 @@ do {
         printError("camhal-bench: \(error)")
         return 1
     }
+}
+/// The child's camera: every backend's registry, or for GStreamer's test source one that is not
+/// live and unpaced, exactly like the gst-launch side (no test device listed).
+@Sendable func openCamera(_ o: Options, _ configuration: Camera.Configuration) throws -> Camera {
+    #if GStreamer
+    if o.backend == "gstreamer" && (o.device == nil || o.device == "videotestsrc") {
+        let backend = GStreamerBackend(includeTestSource: false)
+        let device = try backend.source(description: "videotestsrc num-buffers=\(o.frames)")
+        return Camera(backend: backend, device: device, configuration: configuration)
+    }
+    #endif
+    return try Child.open(Backends.registry(), o, configuration)
 }
 let status = Locked<Int32>(1)
 let done = DispatchSemaphore(value: 0)

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import camhal_bench
+import CamHALBench
+import CamHALTestSupport
 
 extension CamhalBinaryTests {
     @Suite("camhal-bench: the measured child and its flags")
@@ -18,6 +20,24 @@ extension CamhalBinaryTests {
             #expect(report.frames == 3 && report.format == "NV12 640x480" && report.sequenceGaps == 0, "\(report)")
             #expect(report.openToFirstMs >= report.startToFirstMs, "\(report)")
             #expect(run.stdout.hasPrefix(Child.firstFrameMarker), "\(run)")
+        }
+
+        /// The V4L2 child is linked as a V4L2 app: CamHAL and its V4L2 backend, on
+        /// FoundationEssentials. Would catch a dependency that drags another backend's libraries
+        /// or the full Foundation (ICU) back into a V4L2 app's start-up (issue 13).
+        @Test("camhal-bench-v4l2 loads no other backend's libraries and no full Foundation")
+        func v4l2ChildLinksV4L2Alone() async throws {
+            let binary = try camhalBinary("camhal-bench-v4l2")
+            let needed = try await tool("readelf", ["-d", binary.path])
+            #expect(needed.status == 0, "\(needed)")
+            let libraries = needed.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            #expect(libraries.contains { $0.contains("libswiftCore.so") }, "\(needed.stdout)")
+            for banned in ["libFoundation.so", "lib_FoundationICU", "libgst", "libcamera", "libpipewire", "libturbojpeg", "libyuv", "libzbar"] {
+                #expect(!libraries.contains { $0.contains(banned) }, "\(banned) in \(libraries)")
+            }
+            // It is a child only: by hand it says so and exits 2.
+            let run = try await runChild(binary.path, [])
+            #expect(run.status == 2 && run.stderr.contains("run by camhal-bench"), "\(run)")
         }
 
         /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
@@ -53,6 +73,24 @@ struct FrameTakeTests {
         #expect(take.format == "GREY 1x1" && take.size == Size(width: 1, height: 1) && take.pixelFormat == .gray8)
         #expect(take.firstTimestamp == 0.1 && take.lastTimestamp == 0.4)
         #expect(take.buffers.count == 1 && take.firstArrival != nil && take.latencies.isEmpty)
+    }
+
+    /// The strace-timed first frame, read the same way for both sides: would catch taking a
+    /// /dev/media open or a later STREAMON as the start, or a trace without a frame passing.
+    @Test("first frame from open and from STREAMON, read from an strace -f -ttt trace")
+    func firstFrameFromTrace() throws {
+        let trace = """
+            100 10.000000 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
+            100 10.500000 openat(AT_FDCWD, "/dev/media0", O_RDWR) = 4
+            101 10.600000 openat(AT_FDCWD, "/dev/video0", O_RDWR|O_NONBLOCK) = 5
+            101 10.700000 ioctl(5, VIDIOC_STREAMON, [V4L2_BUF_TYPE_VIDEO_CAPTURE]) = 0
+            102 10.750000 write(2, "<", 1) = 1
+            101 10.900000 ioctl(5, VIDIOC_STREAMON, [V4L2_BUF_TYPE_VIDEO_CAPTURE]) = 0
+            """
+        let t = try #require(Compare.firstFrame(inTrace: trace, marker: "<"))
+        #expect(abs(t.open - 150) < 1e-6 && abs(t.start - 50) < 1e-6, "\(t)")
+        #expect(Compare.firstFrame(inTrace: trace, marker: "camhal-bench: first frame") == nil)
+        #expect(Compare.firstFrame(inTrace: "101 1.0 write(1, \"<\", 1) = 1", marker: "<") == nil)
     }
 
     /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
