@@ -22,6 +22,27 @@ package struct ChildReport: Codable {
     package var buffers: Int
     package var sequenceGaps: Int
     package var deviceFPS: Double
+
+    package init(
+        frames: Int, format: String, fourCC: String, width: Int, height: Int, node: String? = nil, input: String? = nil,
+        openToFirstMs: Double, startToFirstMs: Double, latencyP50Ms: Double? = nil, latencyP99Ms: Double? = nil,
+        buffers: Int, sequenceGaps: Int, deviceFPS: Double
+    ) {
+        self.frames = frames
+        self.format = format
+        self.fourCC = fourCC
+        self.width = width
+        self.height = height
+        self.node = node
+        self.input = input
+        self.openToFirstMs = openToFirstMs
+        self.startToFirstMs = startToFirstMs
+        self.latencyP50Ms = latencyP50Ms
+        self.latencyP99Ms = latencyP99Ms
+        self.buffers = buffers
+        self.sequenceGaps = sequenceGaps
+        self.deviceFPS = deviceFPS
+    }
 }
 
 /// The measured side: one process that opens the device, takes N frames on one path and exits.
@@ -76,6 +97,9 @@ package enum Child {
         let t1: Double
         var take: FrameTake
         switch o.path {
+        case .record:
+            // The recording child is camhal-bench's own (it needs CamHALMedia): never here.
+            throw BenchError("--path record is measured by camhal-bench --backend gstreamer")
         case .raw:
             let tally = Tally(FrameTake(limit: o.frames, latency: latency))
             let sink = DriverSink(frame: { tally.record($0) }, event: { e in printError("camhal-bench: event \(e)") })

@@ -10,6 +10,9 @@ package enum BenchPath: String, Codable {
     case handler
     /// The backend's binding alone (no `Camera` session): separates the backend from the core.
     case raw
+    /// `startRecording` of N frames from a live test source (H.264 in Matroska), against the same
+    /// encoder pipeline in gst-launch-1.0 (`--backend gstreamer` only).
+    case record
 }
 
 /// The one set of flags.
@@ -23,7 +26,8 @@ package struct Options {
           --size WxH      frame size (default: CamHAL's choice; gstreamer 1280x720)
           --fps R         frame rate to ask for
           --frames N      N: each round runs N and 2N frames on both sides (default 100)
-          --path P        CamHAL's consumer: stream (FrameStream, default), handler, raw (binding only)
+          --path P        CamHAL's consumer: stream (FrameStream, default), handler, raw (binding only),
+                          record (gstreamer: startRecording of N frames vs gst-launch ... x264enc ! matroskamux)
           --rounds R      interleaved rounds (default 3)
           --json          one JSON object instead of the table
           --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases)
@@ -95,7 +99,7 @@ package struct Options {
                 if name == "--frames" { frames = n } else { rounds = n }
             case "--path":
                 let s = try v()
-                guard let p = BenchPath(rawValue: s) else { throw BenchError("option --path: '\(s)' is not stream, handler or raw") }
+                guard let p = BenchPath(rawValue: s) else { throw BenchError("option --path: '\(s)' is not stream, handler, raw or record") }
                 path = p
             case "--latency":
                 let s = try v()
@@ -117,6 +121,9 @@ package struct Options {
         }
         guard ["v4l2", "gstreamer", "libcamera", "media", "virtual"].contains(backend) else {
             throw BenchError("option --backend: '\(backend)' is not v4l2, gstreamer, libcamera, media or virtual")
+        }
+        if path == .record && backend != "gstreamer" {
+            throw BenchError("option --path: 'record' measures the GStreamer test source (--backend gstreamer), not '\(backend)'")
         }
         if backend == "gstreamer", device == nil || device == "videotestsrc" {
             format = format ?? .nv12

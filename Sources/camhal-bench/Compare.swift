@@ -71,11 +71,13 @@ enum Compare {
         var b = reference.map { Side(name: $0.name, command: $0.argv(o.frames).joined(separator: " ")) }
         var ratios: [Double] = []
         let n = o.frames
-        func add(_ side: inout Side, _ one: ChildRun, _ two: ChildRun) {
-            let marginal = (two.cpu - one.cpu) / Double(n) * 1000
+        /// `frames`: what the two runs really took, when the side reports it (a recording), else N and 2N.
+        func add(_ side: inout Side, _ one: ChildRun, _ two: ChildRun, frames: (Int, Int)? = nil) {
+            let f = frames ?? (n, 2 * n)
+            let marginal = (two.cpu - one.cpu) / Double(max(1, f.1 - f.0)) * 1000
             side.cpuPerFrameMs.append(marginal)
-            side.fixedCPUMs.append((2 * one.cpu - two.cpu) * 1000)
-            side.framesPerSecond.append(two.wall > one.wall ? Double(n) / (two.wall - one.wall) : 0)
+            side.fixedCPUMs.append((one.cpu - marginal / 1000 * Double(f.0)) * 1000)
+            side.framesPerSecond.append(two.wall > one.wall ? Double(f.1 - f.0) / (two.wall - one.wall) : 0)
             if let f = one.firstMarker { side.firstFrameFromSpawnMs.append(f * 1000) }
             side.maxRSSMiB.append(Double(two.maxRSSKiB) / 1024)
         }
@@ -84,8 +86,8 @@ enum Compare {
             let b1 = try reference.map { try $0.run(n) }
             let (a2, r2) = try camhalRun(2 * n)
             let b2 = try reference.map { try $0.run(2 * n) }
-            add(&a, a1, a2)
-            for r in [r1, r2] {
+            add(&a, a1, a2, frames: o.path == .record ? (r1.frames, r2.frames) : nil)
+            for r in [r1, r2] where o.path != .record {
                 a.openToFirstMs.append(r.openToFirstMs)
                 a.startToFirstMs.append(r.startToFirstMs)
             }
@@ -177,6 +179,12 @@ enum Compare {
             if let fps = o.fps { head += ["--set-parm=\(fps)"] }
             // v4l2-ctl writes one '<' per dequeued buffer to stderr.
             return Reference(name: "v4l2-ctl", argv: { head + ["--stream-mmap=4", "--stream-count=\($0)"] }, marker: "<")
+        case "gstreamer" where o.path == .record:
+            #if Media && GStreamer
+            return Reference(name: "gst-launch-1.0 x264", argv: { RecordChild.referenceArgv(c, frames: $0) }, marker: nil)
+            #else
+            return nil
+            #endif
         case "gstreamer":
             let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8"][c.fourCC] ?? c.fourCC
             let caps = "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"

@@ -27,7 +27,14 @@ do {
 /// Detached: a task made here would inherit the main actor, whose thread is the one waiting.
 @Sendable func work(_ o: Options) async -> Int32 {
     do {
-        if o.child {
+        if o.child && o.path == .record {
+            #if Media && GStreamer
+            return try await RecordChild.run(o)
+            #else
+            printError("camhal-bench: --path record needs the Media and GStreamer package traits (not in this build)")
+            return 1
+            #endif
+        } else if o.child {
             return try await Child.run(o, open: openCamera)
         } else if o.backend == "media" {
             #if Media

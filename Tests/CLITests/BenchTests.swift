@@ -43,7 +43,7 @@ extension CamhalBinaryTests {
         /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
         @Test("bad flags name the bad value", arguments: [
             (["--size", "1280"], "'1280'"), (["--path", "fast"], "'fast'"), (["--backend", "nosuch"], "'nosuch'"),
-            (["--frames", "0"], "'0'"), (["--bogus"], "'--bogus'"),
+            (["--frames", "0"], "'0'"), (["--bogus"], "'--bogus'"), (["--path", "record"], "'record'"),
         ])
         func badFlags(args: [String], names: String) async throws {
             let run = try await camhalBench(args)
