@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing
@@ -12,6 +13,17 @@ import FoundationXML
 /// The JUnit XML and JSON reports of a run, read back with Foundation's XML parser.
 @Suite("Conformance: reports")
 struct ConformanceReportTests {
+    /// A hung check's diagnosis is every thread's stack (gdb, installed by scripts/bootstrap).
+    /// Would catch the dump printing its header and nothing else, as it did through Foundation's
+    /// Process in the VM.
+    @Test("a hang dump holds every thread's stack, this one's included")
+    func hangDumpHasStacks() async throws {
+        let stacks = await within(120) { await offPool { threadStacks() } }
+        let text = try #require(stacks ?? nil, "gdb is not installed or did not finish (scripts/bootstrap installs it)")
+        #expect(text.contains("threadStacks"), "\(text.prefix(2000))")
+        #expect(text.components(separatedBy: "\nThread ").count > 2, "\(text.prefix(2000))")
+    }
+
     static let expectLine = #line + 5  // the `expect` below
     /// Checks with every outcome; Y1 fails through `expect`, so its location is that line.
     static let area = Area(name: "Report <&> test", checks: [
