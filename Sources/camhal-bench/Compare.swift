@@ -220,26 +220,34 @@ enum Compare {
         }
     }
 
-    /// Runs `argv` under `strace -f -ttt` (opens, ioctls and writes only, through seccomp so no
-    /// other syscall stops) and reads, from the trace, the time from its first open of a
-    /// /dev/video node and from its VIDIOC_STREAMON to its first write holding `marker`, ms.
-    /// nil when the trace lacks one of them.
+    /// Runs `argv` twice under `strace -f -ttt` (through seccomp, so untraced calls never stop):
+    /// tracing opens and writes, the time from its first open of a /dev/video node to its first
+    /// write holding `marker`; tracing ioctls and writes, from its VIDIOC_STREAMON to that write.
+    /// Two runs, because a traced call costs a stop of its own: traced ioctls would charge
+    /// CamHAL's discovery (hundreds of VIDIOC_ENUM_* calls, which v4l2-ctl does not make) many
+    /// times its real cost; after STREAMON both sides make the same per-frame ioctls. ms; nil
+    /// when a trace lacks one of the calls.
     static func traceFirstFrame(_ argv: [String], marker: String) throws -> (open: Double, start: Double)? {
-        let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
-        defer { unlink(file) }
-        let r = try Spawn.run(["strace", "-f", "-ttt", "-qq", "--seccomp-bpf", "-s", "64", "-e", "trace=openat,ioctl,write",
-                               "-e", "signal=none", "-o", file] + argv)
-        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            printError("camhal-bench: strace of \(argv[0]) failed (status \(r.status)): \(r.output.suffix(300))")
-            return nil
+        func trace(_ calls: String) throws -> String? {
+            let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
+            defer { unlink(file) }
+            let r = try Spawn.run(["strace", "-f", "-ttt", "-qq", "--seccomp-bpf", "-s", "64", "-e", "trace=\(calls)",
+                                   "-e", "signal=none", "-o", file] + argv)
+            guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                printError("camhal-bench: strace of \(argv[0]) failed (status \(r.status)): \(r.output.suffix(300))")
+                return nil
+            }
+            return text
         }
-        return firstFrame(inTrace: text, marker: marker)
+        guard let opens = try trace("openat,write"), let open = firstFrame(inTrace: opens, marker: marker).open,
+              let ioctls = try trace("ioctl,write"), let start = firstFrame(inTrace: ioctls, marker: marker).start else { return nil }
+        return (open, start)
     }
 
     /// From an `strace -f -ttt` trace: ms from the first open of a /dev/video node and from the
-    /// first VIDIOC_STREAMON to the first write holding `marker`; nil when one of them is missing
-    /// or out of order.
-    static func firstFrame(inTrace text: String, marker: String) -> (open: Double, start: Double)? {
+    /// first VIDIOC_STREAMON to the first write holding `marker`; each nil when its call is not in
+    /// the trace or comes after the write.
+    static func firstFrame(inTrace text: String, marker: String) -> (open: Double?, start: Double?) {
         var open: Double?, start: Double?, first: Double?
         for line in text.split(separator: "\n") {
             // "PID SECONDS.MICROS call(args) = result"; "<unfinished ...>" halves count at their start.
@@ -250,8 +258,9 @@ enum Compare {
             if start == nil, call.hasPrefix("ioctl("), call.contains("VIDIOC_STREAMON") { start = t }
             if first == nil, call.hasPrefix("write("), call.contains(marker) { first = t }
         }
-        guard let open, let start, let first, open <= start, start <= first else { return nil }
-        return ((first - open) * 1000, (first - start) * 1000)
+        guard let first else { return (nil, nil) }
+        func since(_ t: Double?) -> Double? { t.flatMap { $0 <= first ? (first - $0) * 1000 : nil } }
+        return (since(open), since(start))
     }
 
     static func median(_ xs: [Double]) -> Double? {

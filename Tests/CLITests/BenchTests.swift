@@ -87,10 +87,13 @@ struct FrameTakeTests {
             102 10.750000 write(2, "<", 1) = 1
             101 10.900000 ioctl(5, VIDIOC_STREAMON, [V4L2_BUF_TYPE_VIDEO_CAPTURE]) = 0
             """
-        let t = try #require(Compare.firstFrame(inTrace: trace, marker: "<"))
-        #expect(abs(t.open - 150) < 1e-6 && abs(t.start - 50) < 1e-6, "\(t)")
-        #expect(Compare.firstFrame(inTrace: trace, marker: "camhal-bench: first frame") == nil)
-        #expect(Compare.firstFrame(inTrace: "101 1.0 write(1, \"<\", 1) = 1", marker: "<") == nil)
+        let t = Compare.firstFrame(inTrace: trace, marker: "<")
+        let open = try #require(t.open), start = try #require(t.start)
+        #expect(abs(open - 150) < 1e-6 && abs(start - 50) < 1e-6, "\(t)")
+        let noFrame = Compare.firstFrame(inTrace: trace, marker: "camhal-bench: first frame")
+        #expect(noFrame.open == nil && noFrame.start == nil)
+        let onlyWrite = Compare.firstFrame(inTrace: "101 1.0 write(1, \"<\", 1) = 1", marker: "<")
+        #expect(onlyWrite.open == nil && onlyWrite.start == nil)
     }
 
     /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
