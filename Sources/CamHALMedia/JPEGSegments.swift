@@ -18,7 +18,8 @@ public enum JPEGSegments {
     }
 
     /// Offset of the first marker with code `marker` before SOS, or nil.
-    static func offset(of marker: UInt8, in jpeg: [UInt8]) -> Int? {
+    static func offset<Bytes: RandomAccessCollection>(of marker: UInt8, in jpeg: Bytes) -> Int?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
         var i = 2
         while i + 4 <= jpeg.count, jpeg[i] == 0xFF {
             let m = jpeg[i + 1]

@@ -240,6 +240,11 @@ public enum PixelConverter {
     /// no allocation per frame.
     public static func rgba(_ frame: Frame, rect: PixelRect? = nil, into out: PackedImage) throws(CameraError) {
         if frame.format == .mjpeg || frame.format == .jpeg {
+            let whole = PixelRect(x: 0, y: 0, width: frame.width, height: frame.height)
+            if (rect ?? frame.visibleRect) == whole, out.format == .rgba, out.width == frame.width, out.height == frame.height {
+                // The whole frame: TurboJPEG decodes straight into `out`.
+                return try JPEGCodec.shared.decode(frame, into: out)
+            }
             let decoded = try JPEGCodec.shared.decodeBGRA(frame)
             return try rgba(decoded.asFrame(), rect: rect ?? frame.visibleRect, into: out)
         }

@@ -84,6 +84,23 @@ enum MediaBench {
         })
         report("YUYV -> RGBA (reused output)", t3)
 
+        // MJPEG (a webcam's frame, with Huffman tables) decoded to RGBA: CamHAL against tjDecompress2.
+        directYUV()
+        let mjpeg = Array(UnsafeBufferPointer(start: outBuf, count: directBytes))
+        guard let tjd = tjInitDecompress() else { throw CameraError.unsupported("tjInitDecompress") }
+        defer { tjDestroy(tjd) }
+        let t4 = mjpeg.withUnsafeBytes { b -> Pair? in
+            guard let base = b.baseAddress else { return nil }
+            let frame = Frame(format: .mjpeg, width: w, height: h, planes: [FramePlane(baseAddress: base, length: b.count, bytesPerRow: 0)],
+                              sequence: 1, timestamp: 0)
+            return interleave(n, { try? PixelConverter.rgba(frame, into: reused) }, {
+                _ = tjDecompress2(tjd, base.assumingMemoryBound(to: UInt8.self), UInt(b.count), rgba, Int32(w), Int32(w * 4), Int32(h),
+                                  Int32(TJPF_RGBA.rawValue), 0)
+            })
+        }
+        guard let t4 else { throw CameraError.unsupported("no JPEG to decode") }
+        report("MJPEG -> RGBA (reused output)", t4, note: "\(mjpeg.count) B JPEG q90")
+
         // capturePhoto latency on a live 1080p NV12 source at 30 fps (includes waiting for the next frame).
         let backend = FixedImageBackend(identifier: "synthetic", name: "synthetic NV12", picture: nv12Frame)
         let camera = Camera(backend: backend, device: backend.descriptor)

@@ -210,4 +210,56 @@ struct PixelFormatConversionTests {
         }
     }
 }
+/// MJPEG decoded whole goes straight into the caller's RGBA image (TurboJPEG writing the
+/// pixels, no intermediate BGRA image, no copy of the input).
+@Suite("MJPEG decoded into a reused image")
+struct MJPEGDirectDecodeTests {
+    /// Red over blue, as a webcam would send it with and without Huffman tables; would catch
+    /// swapped channels in the direct path (TJPF_RGBA vs BGRA), a frame without DHT refused,
+    /// or a different picture from the cropped (intermediate) path.
+    @Test("the whole-frame decode matches the cropped path's pixels, with or without Huffman tables")
+    func directDecode() throws {
+        let w = 64, h = 48
+        let image = I420Image(width: w, height: h)
+        for y in 0..<h {
+            let s = y < h / 2 ? Swatch.red : Swatch.blue
+            for x in 0..<w { image.y[y * image.strideY + x] = s.y }
+            if y % 2 == 0 {
+                for x in 0..<(w / 2) {
+                    image.u[(y / 2) * image.strideUV + x] = s.u
+                    image.v[(y / 2) * image.strideUV + x] = s.v
+                }
+            }
+        }
+        let encoded = try JPEGCodec.shared.encode(image, quality: 95)
+        var stripped: [UInt8] = [0xFF, 0xD8]
+        var i = 2
+        while i + 4 <= encoded.count, encoded[i] == 0xFF, encoded[i + 1] != 0xDA {
+            let len = Int(encoded[i + 2]) << 8 | Int(encoded[i + 3])
+            if encoded[i + 1] != 0xC4 { stripped += encoded[i..<(i + 2 + len)] }
+            i += 2 + len
+        }
+        stripped += encoded[i...]
+        #expect(stripped.count < encoded.count)
+        for jpeg in [encoded, stripped] {
+            try jpeg.withUnsafeBytes { b in
+                let frame = Frame(format: .mjpeg, width: w, height: h,
+                                  planes: [FramePlane(baseAddress: try #require(b.baseAddress), length: b.count, bytesPerRow: 0)],
+                                  sequence: 1, timestamp: 0)
+                let direct = PackedImage(format: .rgba, width: w, height: h)
+                try PixelConverter.rgba(frame, into: direct)
+                // The intermediate path: a rectangle one pixel short of the whole frame.
+                let cropped = PackedImage(format: .rgba, width: w, height: h - 1)
+                try PixelConverter.rgba(frame, rect: PixelRect(x: 0, y: 0, width: w, height: h - 1), into: cropped)
+                for (x, y) in [(5, 5), (40, 10), (5, 40), (60, 44)] {
+                    let d = direct.storage + y * direct.bytesPerRow + x * 4
+                    let c = cropped.storage + y * cropped.bytesPerRow + x * 4
+                    let want = y < h / 2 ? Swatch.red : Swatch.blue
+                    #expect(abs(Int(d[0]) - Int(want.r)) < 24 && abs(Int(d[2]) - Int(want.b)) < 24 && d[3] == 255, "(\(x),\(y)) \(d[0]) \(d[1]) \(d[2])")
+                    #expect((0..<4).allSatisfy { abs(Int(d[$0]) - Int(c[$0])) <= 1 }, "(\(x),\(y)) direct vs cropped path")
+                }
+            }
+        }
+    }
+}
 #endif
