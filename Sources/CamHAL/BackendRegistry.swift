@@ -73,15 +73,11 @@ public struct BackendRegistry: Sendable {
             if case .unavailable(let reason) = b.availability() {
                 throw CameraError.backendUnavailable(backend: b.identifier, reason: reason)
             }
-            let devices = try b.devices()
             let device: DeviceDescriptor
             if let deviceID {
-                guard let d = devices.first(where: { $0.id == deviceID }) else {
-                    throw CameraError.unknownDevice(id: deviceID, backend: b.identifier)
-                }
-                device = d
+                device = try b.device(id: deviceID)
             } else {
-                guard let d = devices.first else { throw CameraError.backendUnavailable(backend: b.identifier, reason: "no device found") }
+                guard let d = try b.devices().first else { throw CameraError.backendUnavailable(backend: b.identifier, reason: "no device found") }
                 device = d
             }
             return Camera(backend: b, device: device, configuration: configuration)

@@ -42,6 +42,9 @@ public protocol CameraBackend: Sendable {
     func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding
     /// Starts reporting hot-plug events; returns nil when the backend cannot watch (D3).
     func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)?
+    /// The device with this ID, or `CameraError.unknownDevice` naming it (B2). The default lists
+    /// every device; a backend that can describe one device alone does so (opening is faster).
+    func device(id: String) throws(CameraError) -> DeviceDescriptor
 }
 
 extension CameraBackend {

@@ -117,6 +117,24 @@ struct V4L2UVCHostTests {
         #expect(V4L2Discovery.usbByIDName(nodeName: "video0", sysfsClass: cls) == "usb-Acme_Corp_HD_Pro_Webcam_C920_CAMHAL-c920-p0-video-index0")
     }
 
+    /// Opening one camera by ID describes only its node (issue 13). Would catch a USB ID matched
+    /// to the wrong node, a `<bus>/<node>#input=N` ID not reduced to its node, or an unknown ID
+    /// narrowed to nothing instead of left to full discovery (which names it unknown).
+    @Test func anIDNamesTheOneNodeToDescribe() throws {
+        let dir = try TempDir()
+        let cls = try fakeSysfs(dir, node: "video3", attributes: [
+            "idVendor": "046d", "idProduct": "082d", "manufacturer": "Logitech", "product": "HD Pro Webcam C920", "serial": "S1",
+        ])
+        let usb = "usb-Logitech_HD_Pro_Webcam_C920_S1-video-index0"
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path) == ["video3"])
+        #expect(V4L2Discovery.candidateNodes(forID: "usb-Logitech_Other-video-index0", sysfs: cls, dev: dir.path).isEmpty)
+        #expect(V4L2Discovery.candidateNodes(forID: "platform:vivid-000/video10#input=3", sysfs: cls, dev: dir.path) == ["video10"])
+        #expect(V4L2Discovery.candidateNodes(forID: "platform:vimc/video6", sysfs: cls, dev: dir.path) == ["video6"])
+        for other in ["pci-0000:00:14.0-usb-0:1:1.0-video-index0", "platform:vimc/videoX", "video0", "a/media0"] {
+            #expect(V4L2Discovery.candidateNodes(forID: other, sysfs: cls, dev: dir.path).isEmpty, "\(other)")
+        }
+    }
+
     @Test func usbNodesWithoutStringsFallBackToVendorAndProductIDs() throws {
         let dir = try TempDir()
         let cls = try fakeSysfs(dir, node: "video2", index: "1", attributes: ["idVendor": "046d", "idProduct": "0825"])

@@ -25,6 +25,21 @@ enum V4L2Discovery {
         return names.sorted { (Int($0.dropFirst(5)) ?? 0, $0) < (Int($1.dropFirst(5)) ?? 0, $1) }
     }
 
+    /// The capture nodes that can carry the device `id`, found without opening any node: a USB
+    /// ID (`usb-...-video-index<N>`) is matched against each node's sysfs name, a
+    /// `<bus_info>/<node>[#input=N]` ID names its node. Empty for any other ID (a udev link name
+    /// that is neither): the caller discovers every node then.
+    static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [String] {
+        if id.hasPrefix("usb-") {
+            return videoNodeNames(sysfs: sysfs, dev: dev).filter { usbByIDName(nodeName: $0, sysfsClass: sysfs) == id }
+        }
+        let base = id.split(separator: "#", maxSplits: 1).first.map(String.init) ?? id
+        guard let slash = base.lastIndex(of: "/") else { return [] }
+        let node = String(base[base.index(after: slash)...])
+        guard node.hasPrefix("video"), Int(node.dropFirst(5)) != nil else { return [] }
+        return [node]
+    }
+
     /// A stable id. A USB camera: the name udev gives its /dev/v4l/by-id link, built from sysfs
     /// (`usbByIDName`), so the ID survives a replug where the node number may change, needs no
     /// udevd, and is the same in a hot-plug event that arrives before udev made the link. Else the

@@ -47,6 +47,24 @@ public final class V4L2Backend: CameraBackend, Sendable {
         return found
     }
 
+    /// The device with this ID, as `BackendRegistry.open` asks for it: only the node the ID names
+    /// is opened and described (`V4L2Discovery.candidateNodes`), not every node there is, so
+    /// opening a known camera pays for that camera alone (issue 13: time to first frame). An ID
+    /// that names no node, or a node that does not carry it, goes through full discovery, which
+    /// also gives the `unknownDevice` answer.
+    public func device(id: String) throws(CameraError) -> DeviceDescriptor {
+        let graphs = MediaGraph.all(devDirectory: devDirectory)
+        for name in V4L2Discovery.candidateNodes(forID: id, dev: devDirectory) {
+            let found = V4L2Discovery.describeNode(path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier)
+            guard let d = found.first(where: { $0.id == id }) else { continue }
+            known.withLock { map in for f in found { map[f.id] = f } }
+            everListed.withLock { $0.formUnion(found.map(\.id)) }
+            return d
+        }
+        guard let d = try devices().first(where: { $0.id == id }) else { throw CameraError.unknownDevice(id: id, backend: identifier) }
+        return d
+    }
+
     /// This backend's own descriptor of the device `device` names (by ID), and its node. A
     /// descriptor not seen yet, or whose node has gone (a replug renumbers nodes), is looked up
     /// again. An ID no capture node has is `disconnected` when this backend listed it before (a
