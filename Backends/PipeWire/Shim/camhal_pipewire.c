@@ -4,12 +4,15 @@
 #include "camhal_pipewire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <pipewire/pipewire.h>
@@ -265,20 +268,52 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
         live(-1);
         return NULL;
     }
+    // An explicit remote is connected to here: libpipewire 0.3.65 lets $PIPEWIRE_REMOTE override
+    // the remote name it is given (local-socket.c get_remote), so a backend made for one daemon
+    // silently talked to another (in the VM, to a session the environment named, already gone).
+    int own_fd = -1;
+    if (fd < 0 && remote) {
+        const char *dir = getenv("PIPEWIRE_RUNTIME_DIR");
+        if (!dir) dir = getenv("XDG_RUNTIME_DIR");
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int n = remote[0] == '/' ? snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", remote)
+                : dir            ? snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", dir, remote)
+                                 : -1;
+        if (n < 0 || n >= (int)sizeof(addr.sun_path)) {
+            *error = dup_printf(n < 0 ? "cannot connect to the PipeWire daemon %s: a socket name needs $XDG_RUNTIME_DIR (or give its path)%s"
+                                      : "cannot connect to the PipeWire daemon %s: the socket path is too long%s",
+                                remote, NULL);
+            camhal_pw_conn_free(c);
+            return NULL;
+        }
+        own_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (own_fd < 0 || connect(own_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+            int e = errno;
+            if (own_fd >= 0) close(own_fd);
+            *error = dup_printf("cannot connect to the PipeWire daemon at %s: %s", addr.sun_path, strerror(e));
+            camhal_pw_conn_free(c);
+            return NULL;
+        }
+        fcntl(own_fd, F_SETFL, fcntl(own_fd, F_GETFL) | O_NONBLOCK);  // as libpipewire's own sockets
+        fd = own_fd;  // owned by the core from here on
+    }
     pw_thread_loop_lock(c->loop);
     if (fd >= 0) {
         c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
     } else {
-        struct pw_properties *p = remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL;
-        c->core = pw_context_connect(c->context, p, 0);
+        c->core = pw_context_connect(c->context, NULL, 0);
     }
     if (!c->core) {
         int e = errno;
         pw_thread_loop_unlock(c->loop);
         // libpipewire answers EHOSTDOWN when it has no runtime directory to find the socket in.
-        *error = dup_printf(e == EHOSTDOWN ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
-                                           : "cannot connect to the PipeWire daemon %s: %s",
-                            remote ? remote : "(default remote)", strerror(e));
+        // libpipewire answers EHOSTDOWN for a socket that is not there, and when it has no
+        // runtime directory to look in.
+        int no_dir = !getenv("PIPEWIRE_REMOTE") && !getenv("PIPEWIRE_RUNTIME_DIR") && !getenv("XDG_RUNTIME_DIR");
+        *error = dup_printf(e == EHOSTDOWN && no_dir ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
+                            : e == EHOSTDOWN         ? "cannot connect to the PipeWire daemon %s: %s (no socket there)"
+                                                     : "cannot connect to the PipeWire daemon %s: %s",
+                            remote ? remote : getenv("PIPEWIRE_REMOTE") ? getenv("PIPEWIRE_REMOTE") : "(default remote)", strerror(e));
         camhal_pw_conn_free(c);
         return NULL;
     }
