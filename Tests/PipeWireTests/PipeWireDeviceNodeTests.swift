@@ -17,7 +17,8 @@ extension PipeWireTests {
 /// `node.name`s); elsewhere the suite is skipped.
 @Suite(
     "PipeWire backend on v4l2 device nodes",
-    .enabled(if: !pipeWireDeviceNodes.isEmpty, "needs v4l2 device nodes named in CAMHAL_PW_DEVICE_NODES (scripts/vm-pipewire, in the VM)"))
+    .enabled(if: !pipeWireDeviceNodes.isEmpty, "needs v4l2 device nodes named in CAMHAL_PW_DEVICE_NODES (scripts/vm-pipewire, in the VM)"),
+    .serialized)
 struct DeviceNodeTests {
     /// A session of its own, once wireplumber made the node `id` (it probes the devices after it
     /// connected): the node's descriptor, or nil after `timeout` seconds.
@@ -96,6 +97,7 @@ struct DeviceNodeTests {
         let status = hold.child.exited ?? -1
         #expect(status != 0 && text.contains("disconnected"), "the other process (exit \(status)): \(text)")
         #expect(holdElapsed < 10, "the other process ended \(holdElapsed) s after the daemon was killed")
+        print("pipewire \(id): both sessions disconnected \(String(format: "%.3f", elapsed)) s after the kill; the other process ended after \(String(format: "%.1f", holdElapsed)) s")
         for c in cameras { await c.stop() }
         guard case .unavailable = backend.availability() else {
             Issue.record("backend still available with its daemon killed")
