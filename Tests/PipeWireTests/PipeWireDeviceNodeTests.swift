@@ -5,19 +5,19 @@ import CamHALTestSupport
 import Foundation
 import Testing
 
-/// The `node.name`s of the v4l2 device nodes to test (`CAMHAL_PW_DEVICE_NODES`, comma-separated).
+/// The `node.name`s of the device nodes to test (`CAMHAL_PW_DEVICE_NODES`, comma-separated).
 let pipeWireDeviceNodes: [String] = (ProcessInfo.processInfo.environment["CAMHAL_PW_DEVICE_NODES"] ?? "")
     .split(separator: ",").map(String.init).filter { !$0.isEmpty }
 
 extension PipeWireTests {
-/// The pipewire backend on the session manager's own v4l2 device nodes (wireplumber's v4l2
-/// monitor over real drivers: vivid, an emulated USB webcam under uvcvideo), where the node
-/// lives in the daemon and its buffers are the driver's. Needs /dev/video* devices, so it runs in
+/// The pipewire backend on the session manager's own device nodes (wireplumber's v4l2 monitor
+/// over real drivers: vivid, an emulated USB webcam under uvcvideo; its libcamera monitor over
+/// vimc), where the node lives in the daemon and its buffers are the driver's. Needs /dev/video* devices, so it runs in
 /// the VM (`scripts/vm-pipewire` names the nodes in `CAMHAL_PW_DEVICE_NODES`, comma-separated
 /// `node.name`s); elsewhere the suite is skipped.
 @Suite(
-    "PipeWire backend on v4l2 device nodes",
-    .enabled(if: !pipeWireDeviceNodes.isEmpty, "needs v4l2 device nodes named in CAMHAL_PW_DEVICE_NODES (scripts/vm-pipewire, in the VM)"),
+    "PipeWire backend on device nodes",
+    .enabled(if: !pipeWireDeviceNodes.isEmpty, "needs device nodes named in CAMHAL_PW_DEVICE_NODES (scripts/vm-pipewire, in the VM)"),
     .serialized)
 struct DeviceNodeTests {
     /// A session of its own, once wireplumber made the node `id` (it probes the devices after it
