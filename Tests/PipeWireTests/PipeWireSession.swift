@@ -27,11 +27,15 @@ final class PipeWireSession: @unchecked Sendable {
     /// Starts the daemons (about half a second, more on a loaded machine). Throws with the
     /// script's message when they do not come up. The session also stops itself when this process
     /// exits.
-    init() async throws {
+    ///
+    /// - Parameter spaSource: also add a camera node of this name inside the daemon (SPA's
+    ///   videotestsrc under an adapter, `scripts/pipewire-session --spa-source`): a source that
+    ///   reuses its buffers as the session manager's v4l2 device nodes do.
+    init(spaSource: String? = nil) async throws {
         var template = Array("/tmp/camhal-pw.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SessionError("mkdtemp failed: \(String(cString: strerror(errno)))") }
         directory = String(cString: made)
-        try await Self.run(["start", directory, String(getpid())])
+        try await Self.run(["start", directory, String(getpid())] + (spaSource.map { ["--spa-source", $0] } ?? []))
     }
 
     /// One session with the test camera `camhal-test`, shared by the tests that leave the daemon

@@ -1,14 +1,18 @@
 #ifdef CAMHAL_PIPEWIRE  /* the PipeWire package trait (Package.swift) */
 // CamHAL's C shim over libpipewire-0.3 (see include/camhal_pipewire.h for the API and its rules).
+#define _GNU_SOURCE  /* mremap */
 #include "camhal_pipewire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <pipewire/pipewire.h>
@@ -264,20 +268,52 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
         live(-1);
         return NULL;
     }
+    // An explicit remote is connected to here: libpipewire 0.3.65 lets $PIPEWIRE_REMOTE override
+    // the remote name it is given (local-socket.c get_remote), so a backend made for one daemon
+    // silently talked to another (in the VM, to a session the environment named, already gone).
+    int own_fd = -1;
+    if (fd < 0 && remote) {
+        const char *dir = getenv("PIPEWIRE_RUNTIME_DIR");
+        if (!dir) dir = getenv("XDG_RUNTIME_DIR");
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int n = remote[0] == '/' ? snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", remote)
+                : dir            ? snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", dir, remote)
+                                 : -1;
+        if (n < 0 || n >= (int)sizeof(addr.sun_path)) {
+            *error = dup_printf(n < 0 ? "cannot connect to the PipeWire daemon %s: a socket name needs $XDG_RUNTIME_DIR (or give its path)%s"
+                                      : "cannot connect to the PipeWire daemon %s: the socket path is too long%s",
+                                remote, NULL);
+            camhal_pw_conn_free(c);
+            return NULL;
+        }
+        own_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (own_fd < 0 || connect(own_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+            int e = errno;
+            if (own_fd >= 0) close(own_fd);
+            *error = dup_printf("cannot connect to the PipeWire daemon at %s: %s", addr.sun_path, strerror(e));
+            camhal_pw_conn_free(c);
+            return NULL;
+        }
+        fcntl(own_fd, F_SETFL, fcntl(own_fd, F_GETFL) | O_NONBLOCK);  // as libpipewire's own sockets
+        fd = own_fd;  // owned by the core from here on
+    }
     pw_thread_loop_lock(c->loop);
     if (fd >= 0) {
         c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
     } else {
-        struct pw_properties *p = remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL;
-        c->core = pw_context_connect(c->context, p, 0);
+        c->core = pw_context_connect(c->context, NULL, 0);
     }
     if (!c->core) {
         int e = errno;
         pw_thread_loop_unlock(c->loop);
         // libpipewire answers EHOSTDOWN when it has no runtime directory to find the socket in.
-        *error = dup_printf(e == EHOSTDOWN ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
-                                           : "cannot connect to the PipeWire daemon %s: %s",
-                            remote ? remote : "(default remote)", strerror(e));
+        // libpipewire answers EHOSTDOWN for a socket that is not there, and when it has no
+        // runtime directory to look in.
+        int no_dir = !getenv("PIPEWIRE_REMOTE") && !getenv("PIPEWIRE_RUNTIME_DIR") && !getenv("XDG_RUNTIME_DIR");
+        *error = dup_printf(e == EHOSTDOWN && no_dir ? "cannot connect to the PipeWire daemon %s: %s (neither $PIPEWIRE_REMOTE nor $XDG_RUNTIME_DIR is set)"
+                            : e == EHOSTDOWN         ? "cannot connect to the PipeWire daemon %s: %s (no socket there)"
+                                                     : "cannot connect to the PipeWire daemon %s: %s",
+                            remote ? remote : getenv("PIPEWIRE_REMOTE") ? getenv("PIPEWIRE_REMOTE") : "(default remote)", strerror(e));
         camhal_pw_conn_free(c);
         return NULL;
     }
@@ -451,13 +487,15 @@ static void on_node_param(void *data, int seq, uint32_t id, uint32_t index, uint
         }
     }
 
-    uint32_t rn[8], rd[8], n_rates = 0;
+    // Every rate of the entry: SPA lists a V4L2 device's rates slowest first, so a short array
+    // kept 1-25 fps of vivid's 1-60 and lost the fast ones.
+    uint32_t rn[CAMHAL_PW_MAX_RATES], rd[CAMHAL_PW_MAX_RATES], n_rates = 0;
     {
         uint32_t n, choice;
         const struct spa_fraction *v = prop_values(param, SPA_FORMAT_VIDEO_framerate, SPA_TYPE_Fraction, &n, &choice);
         if (v) {
             if (choice == SPA_CHOICE_Enum) {
-                for (uint32_t i = n > 1 ? 1 : 0; i < n && n_rates < 8; i++) {
+                for (uint32_t i = n > 1 ? 1 : 0; i < n && n_rates < CAMHAL_PW_MAX_RATES; i++) {
                     if (v[i].num && v[i].denom) { rn[n_rates] = v[i].num; rd[n_rates++] = v[i].denom; }
                 }
             } else if ((choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && n >= 3) {
@@ -554,6 +592,10 @@ struct camhal_pw_stream {
     /// pw_stream_destroy does not report them removed).
     struct buf *all[64];
     int n_all;
+    /// PipeWire buffers the stream has (the bound on frames the app may hold at once).
+    int n_buffers;
+    /// Frames handed to the app and not yet released (loop lock).
+    int held;
     /// Guards `outstanding` and `torn_down` (never taken by the loop thread).
     pthread_mutex_t mutex;
     int outstanding;
@@ -597,10 +639,10 @@ static uint8_t *map_block_of(struct pw_core *core, void *ptr, size_t length, voi
     return (uint8_t *)m + delta;
 }
 
-static void on_add_buffer(void *data, struct pw_buffer *pwb) {
-    camhal_pw_stream *s = data;
+/// Our own mapping of a PipeWire buffer (loop lock held); NULL when out of memory.
+static struct buf *buf_map(camhal_pw_stream *s, struct pw_buffer *pwb) {
     struct buf *b = calloc(1, sizeof(*b));
-    if (!b) return;
+    if (!b) return NULL;
     live(1);
     b->pwb = pwb;
     b->refs = 1;
@@ -630,6 +672,34 @@ static void on_add_buffer(void *data, struct pw_buffer *pwb) {
     }
     pwb->user_data = b;
     if (s->n_all < (int)SPA_N_ELEMENTS(s->all)) s->all[s->n_all++] = b;
+    return b;
+}
+
+static void on_add_buffer(void *data, struct pw_buffer *pwb) {
+    camhal_pw_stream *s = data;
+    s->n_buffers++;
+    buf_map(s, pwb);
+}
+
+/// Separates a buffer the app holds from its PipeWire buffer (loop lock held): with `copy`, each
+/// plane in our own mapping is first replaced, at the same address, by a private copy of its
+/// bytes (mremap over the shared mapping), so the app's frame keeps its pointers and its content
+/// whatever the producer writes into the PipeWire buffer next. The buffer then belongs to the app
+/// alone (freed at its last release); the PipeWire buffer gets a fresh mapping when it comes back.
+static void buf_detach(camhal_pw_stream *s, struct buf *b, int copy) {
+    for (uint32_t i = 0; copy && i < b->n; i++) {
+        if (!b->map[i]) continue;  // PipeWire's own mapping (rare): it cannot be replaced
+        size_t len = b->map_len[i];
+        void *c = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (c == MAP_FAILED) continue;
+        memcpy(c, b->map[i], len);
+        mprotect(c, len, PROT_READ);
+        if (mremap(c, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b->map[i]) == MAP_FAILED) munmap(c, len);
+    }
+    for (int i = 0; i < s->n_all; i++) if (s->all[i] == b) { s->all[i] = s->all[--s->n_all]; break; }
+    b->pwb->user_data = NULL;
+    b->in_pw = 0;
+    buf_unref(b);  // PipeWire's reference; the app's remain
 }
 
 static void drop_ready(camhal_pw_stream *s, struct buf *b) {
@@ -643,6 +713,7 @@ static void drop_ready(camhal_pw_stream *s, struct buf *b) {
 
 static void on_remove_buffer(void *data, struct pw_buffer *pwb) {
     camhal_pw_stream *s = data;
+    s->n_buffers--;
     struct buf *b = pwb->user_data;
     if (!b) return;
     drop_ready(s, b);
@@ -652,13 +723,38 @@ static void on_remove_buffer(void *data, struct pw_buffer *pwb) {
     buf_unref(b);
 }
 
+/// Copies out the frames the app still holds, other than `except`, and gives their buffers back
+/// (loop lock held). A consumer cannot keep a PipeWire buffer: the producer reuses it one cycle
+/// after delivering it, whatever the consumer does (the input port's mixer leaves the buffer's id
+/// in the link's io area with NEED_DATA, and SPA sources such as the v4l2 node recycle that id;
+/// seen on vivid and uvcvideo nodes in the VM, where frames held for R2c were refilled). Called
+/// when a new buffer arrives, so a held frame is copied about one frame after it was delivered,
+/// while the device is still filling the other buffers queued before it.
+static void detach_held(camhal_pw_stream *s, struct buf *except) {
+    for (int i = s->n_all - 1; i >= 0; i--) {
+        struct buf *b = s->all[i];
+        if (b == except || b->refs < 2 || !b->in_pw) continue;
+        struct pw_buffer *pwb = b->pwb;
+        buf_detach(s, b, 1);
+        pw_stream_queue_buffer(s->stream, pwb);
+    }
+}
+
 static void on_process(void *data) {
     camhal_pw_stream *s = data;
     struct pw_buffer *pwb;
     while ((pwb = pw_stream_dequeue_buffer(s->stream)) != NULL) {
-        struct buf *b = pwb->user_data;
         // Atomic: TSan once reported this read against stop()'s write (see scripts/sanitizers/tsan.supp).
-        if (!b || __atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE)) { pw_stream_queue_buffer(s->stream, pwb); continue; }
+        if (__atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE)) { pw_stream_queue_buffer(s->stream, pwb); continue; }
+        struct buf *b = pwb->user_data;
+        // Refilled while the app still holds it (not copied in time): that frame now shows newer
+        // data; it keeps its mapping, and this buffer gets a new one.
+        if (b && b->refs > 1) buf_detach(s, b, 0), b = NULL;
+        if (!b && !(b = buf_map(s, pwb))) { pw_stream_queue_buffer(s->stream, pwb); continue; }
+        detach_held(s, b);
+        // Frame memory is bounded: while the app holds as many frames as the stream has buffers,
+        // new frames are dropped, as a device with all its buffers dequeued drops them.
+        if (s->held >= (s->n_buffers > 2 ? s->n_buffers : 2)) { pw_stream_queue_buffer(s->stream, pwb); continue; }
         if (s->n_ready == READY_MAX) {
             // The app is behind: hand the oldest waiting buffer back (a live camera drops).
             pw_stream_queue_buffer(s->stream, s->ready[0]->pwb);
@@ -886,6 +982,7 @@ int camhal_pw_stream_next(camhal_pw_stream *s, int timeout_ms, camhal_pw_frame *
             frame->header_flags = h->flags;
         }
         b->refs++;
+        s->held++;
         out = CAMHAL_PW_NEXT_FRAME;
     }
     pw_thread_loop_unlock(c->loop);
@@ -907,6 +1004,7 @@ void camhal_pw_stream_release(camhal_pw_stream *s, void *buffer) {
     if (!s->torn_down) {
         pw_thread_loop_lock(s->conn->loop);
         if (b->in_pw && s->stream && !s->stopped) pw_stream_queue_buffer(s->stream, b->pwb);
+        s->held--;
         buf_unref(b);
         pw_thread_loop_unlock(s->conn->loop);
     } else {

@@ -8,7 +8,10 @@ import Foundation
 /// A delivery thread takes buffers from the shim (which keeps at most two waiting and hands older
 /// ones back, as a live camera drops) and wraps each in a zero-copy `Frame` whose release queues
 /// the buffer back to PipeWire. The shim maps MemFd/DmaBuf buffers itself, so a frame the app
-/// still holds stays readable after the stream, the node or the daemon is gone.
+/// still holds stays readable after the stream, the node or the daemon is gone. A frame still held
+/// when the next one arrives is copied in place (same address) and its buffer handed back, since
+/// the producer reuses it then anyway; while the app holds as many frames as the stream has
+/// buffers, new ones are dropped (R2).
 /// Sequence and timestamp come from the buffer's `spa_meta_header` when the producer sends one.
 final class PipeWireBinding: DriverBinding, @unchecked Sendable {
     let format: StreamFormat

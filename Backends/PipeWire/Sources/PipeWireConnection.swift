@@ -109,7 +109,7 @@ enum PipeWireFormats {
         withUnsafeBytes(of: f.rate_num) { nums in
             withUnsafeBytes(of: f.rate_den) { dens in
                 let n = nums.bindMemory(to: UInt32.self), d = dens.bindMemory(to: UInt32.self)
-                return (0..<Int(min(f.n_rates, 8))).compactMap { i in d[i] == 0 ? nil : Double(n[i]) / Double(d[i]) }
+                return (0..<min(Int(f.n_rates), n.count)).compactMap { i in d[i] == 0 ? nil : Double(n[i]) / Double(d[i]) }
             }
         }
     }

@@ -18,6 +18,9 @@ extern "C" {
 /// Media subtypes CamHAL maps (the rest are skipped).
 enum { CAMHAL_PW_RAW = 1, CAMHAL_PW_MJPG = 2, CAMHAL_PW_H264 = 3 };
 
+/// The most frame rates kept per format entry (vivid offers 12 per size, from 1 to 60 fps).
+#define CAMHAL_PW_MAX_RATES 32
+
 /// One format a node offers: a subtype, a raw video format (SPA_VIDEO_FORMAT_*, 0 if not raw),
 /// one size and its frame rates (numerator/denominator pairs, default first).
 typedef struct {
@@ -25,8 +28,8 @@ typedef struct {
     uint32_t video_format;
     uint32_t width, height;
     uint32_t n_rates;
-    uint32_t rate_num[8];
-    uint32_t rate_den[8];
+    uint32_t rate_num[CAMHAL_PW_MAX_RATES];
+    uint32_t rate_den[CAMHAL_PW_MAX_RATES];
 } camhal_pw_format;
 
 /// CamHAL's FourCC (V4L2 style: 'YUYV', 'NV12', 'MJPG'...) of a subtype and SPA video format, 0 if
