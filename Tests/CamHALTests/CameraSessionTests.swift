@@ -1,17 +1,24 @@
+import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing
 @testable import CamHAL
 
 /// Waits until `camera` has a snapshot satisfying `predicate` (checked over `recorded` snapshots).
-func waitFor(_ states: Locked<[CameraState]>, after index: Int = 0, timeout: Double = 10, _ predicate: (CameraState) -> Bool) async -> CameraState? {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    repeat {
-        let all = states.value
-        if all.count > index, let s = all[index...].first(where: predicate) { return s }
-        try? await Task.sleep(nanoseconds: 5_000_000)
-    } while Date() < deadline
-    return nil
+/// The first snapshot from `index` on that satisfies `predicate`, within `timeout` seconds the
+/// cooperative pool could run (`within`): in Swift Testing's start-up burst the snapshot collector
+/// itself may not run for seconds, which is not the session being late.
+func waitFor(
+    _ states: Locked<[CameraState]>, after index: Int = 0, timeout: Double = 10, _ predicate: @escaping @Sendable (CameraState) -> Bool
+) async -> CameraState? {
+    await within(timeout) { () async -> CameraState? in
+        while !Task.isCancelled {
+            let all = states.value
+            if all.count > index, let s = all[index...].first(where: predicate) { return s }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return nil
+    } ?? nil
 }
 
 /// A session on a fresh virtual backend (isolated from other tests) that records its snapshots.
@@ -163,10 +170,14 @@ struct CameraSessionTests {
         // Only snapshots after the injection count (by sequence): on a loaded machine the watchdog may already
         // have reported (and cleared) an interruption of its own before it (seen under TSan).
         let before = cam.currentState.sequence
-        backend.inject(.silentStall(seconds: 1), deviceID: "virtual-back")
-        let stalled = try #require(await waitFor(states, timeout: 3) { $0.sequence > before && $0.status == .interrupted })
+        // 3 s, ten interruption timeouts: the watchdog's tick (a dispatch timer) must land inside
+        // the stall to see it, and under the full suite's load (encoders, PipeWire daemons) a
+        // 1 s stall ended before the tick ran, so no interruption was ever due. Still under
+        // recoveryDelay (5 s), so the frames must come back without a rebind.
+        backend.inject(.silentStall(seconds: 3), deviceID: "virtual-back")
+        let stalled = try #require(await waitFor(states, timeout: 5) { $0.sequence > before && $0.status == .interrupted })
         #expect(!stalled.isPreviewActive)
-        let back = try #require(await waitFor(states, timeout: 5) { $0.sequence > stalled.sequence && $0.isPreviewActive })
+        let back = try #require(await waitFor(states, timeout: 8) { $0.sequence > stalled.sequence && $0.isPreviewActive })
         #expect(back.status == .running && back.zoomRatio == 3.5 && back.activeLens?.kind == .telephoto)
         // Frames resumed by themselves before recoveryDelay: no rebind happened.
         #expect(!states.value.contains { $0.sequence > stalled.sequence && $0.status == .starting })

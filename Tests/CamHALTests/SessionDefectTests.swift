@@ -5,14 +5,17 @@ import Testing
 @testable import CamHAL
 
 /// Waits until `camera.currentState` satisfies `predicate` (polls the lock-protected value).
-func waitForCurrent(_ camera: Camera, timeout: Double = 10, _ predicate: (CameraState) -> Bool) async -> CameraState? {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    repeat {
-        let s = camera.currentState
-        if predicate(s) { return s }
-        try? await Task.sleep(nanoseconds: 2_000_000)
-    } while Date() < deadline
-    return nil
+/// The current snapshot once it satisfies `predicate`, within `timeout` seconds the cooperative
+/// pool could run (`within`, as `waitFor`).
+func waitForCurrent(_ camera: Camera, timeout: Double = 10, _ predicate: @escaping @Sendable (CameraState) -> Bool) async -> CameraState? {
+    await within(timeout) { () async -> CameraState? in
+        while !Task.isCancelled {
+            let s = camera.currentState
+            if predicate(s) { return s }
+            try? await Task.sleep(nanoseconds: 2_000_000)
+        }
+        return nil
+    } ?? nil
 }
 
 /// A running session on the back camera of a fresh virtual backend, with its first frame.
