@@ -45,4 +45,16 @@ func rampBackend(facing: Facing = .back) -> FixedImageBackend {
     image.u.update(repeating: 128, count: image.strideUV * image.chromaHeight * 2)
     return FixedImageBackend(identifier: "ramp", facing: facing, maxZoom: 4, picture: image.asFrame())
 }
+/// `jpeg` without its DHT segments (before SOS), as many webcams send MJPEG.
+func withoutHuffmanTables(_ jpeg: [UInt8]) -> [UInt8] {
+    var stripped: [UInt8] = [0xFF, 0xD8]
+    var i = 2
+    while i + 4 <= jpeg.count, jpeg[i] == 0xFF, jpeg[i + 1] != 0xDA {
+        let len = Int(jpeg[i + 2]) << 8 | Int(jpeg[i + 3])
+        if jpeg[i + 1] != 0xC4 { stripped += jpeg[i..<(i + 2 + len)] }
+        i += 2 + len
+    }
+    stripped += jpeg[i...]
+    return stripped
+}
 #endif

@@ -221,14 +221,7 @@ struct LossTests {
         let log = EventLog()
         let watch = try #require(backend.watchDevices { log.record($0) })
         defer { watch.cancel() }
-        let killed = ProcessInfo.processInfo.systemUptime
-        try session.kill("pipewire")
-        for c in cameras {
-            let state = await awaitState(c) { $0.status == .error }
-            #expect(state?.error?.code == "disconnected", "\(String(describing: state))")
-        }
-        let elapsed = ProcessInfo.processInfo.systemUptime - killed
-        #expect(elapsed < 1, "disconnected after \(elapsed) s")
+        try await killDaemonExpectingDisconnect(session, cameras)
         for c in cameras { await c.stop() }
         guard case .unavailable(let reason) = backend.availability() else {
             Issue.record("backend still available with its daemon killed")

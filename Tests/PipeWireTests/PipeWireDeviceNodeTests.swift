@@ -84,14 +84,7 @@ struct DeviceNodeTests {
             for c in cameras { await c.stop() }
             return
         }
-        let killed = ProcessInfo.processInfo.systemUptime
-        try session.kill("pipewire")
-        for c in cameras {
-            let state = await awaitState(c) { $0.status == .error }
-            #expect(state?.error?.code == "disconnected", "\(String(describing: state))")
-        }
-        let elapsed = ProcessInfo.processInfo.systemUptime - killed
-        #expect(elapsed < 1, "disconnected after \(elapsed) s")
+        let (killed, elapsed) = try await killDaemonExpectingDisconnect(session, cameras)
         let text = await within(30) { await hold.output() } ?? "(still running 30 s after the kill)"
         let holdElapsed = ProcessInfo.processInfo.systemUptime - killed
         let status = hold.child.exited ?? -1

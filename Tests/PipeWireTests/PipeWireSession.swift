@@ -99,6 +99,22 @@ struct SessionError: Error, CustomStringConvertible {
 }
 
 /// Waits for the first state satisfying `condition` (or `timeout` seconds, a bound against hangs).
+/// Kills the session's daemon and expects every camera to end `disconnected` within a second of
+/// it (the pipewire backend's promise when the daemon goes). Returns the moment of the kill
+/// (`systemUptime`), for timings of what else the kill ends, and how long the cameras took.
+@discardableResult
+func killDaemonExpectingDisconnect(_ session: PipeWireSession, _ cameras: [Camera]) async throws -> (killed: Double, elapsed: Double) {
+    let killed = ProcessInfo.processInfo.systemUptime
+    try session.kill("pipewire")
+    for c in cameras {
+        let state = await awaitState(c) { $0.status == .error }
+        #expect(state?.error?.code == "disconnected", "\(String(describing: state))")
+    }
+    let elapsed = ProcessInfo.processInfo.systemUptime - killed
+    #expect(elapsed < 1, "disconnected after \(elapsed) s")
+    return (killed, elapsed)
+}
+
 func awaitState(_ camera: Camera, timeout: Double = 10, _ condition: @escaping @Sendable (CameraState) -> Bool) async -> CameraState? {
     if condition(camera.currentState) { return camera.currentState }
     return await withTaskGroup(of: CameraState?.self) { group in
