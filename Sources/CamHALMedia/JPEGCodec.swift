@@ -135,30 +135,18 @@ public final class JPEGCodec: @unchecked Sendable {
             throw CameraError.invalidArgument(name: "into", value: "\(out.format)", reason: "needs an RGBA or BGRA image")
         }
         let raw = UnsafeRawBufferPointer(start: plane.baseAddress, count: plane.length)
-        func run(_ jpeg: UnsafeRawBufferPointer) throws(CameraError) {
-            let h = try takeDecompressor()
-            defer { giveBack(h) }
-            let bytes = jpeg.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
-            guard tjDecompressHeader3(h, bytes, UInt(jpeg.count), &w, &ht, &sub, &cs) == 0 else {
-                throw CameraError.streamFailed("MJPEG frame \(frame.sequence) unreadable: \(Self.lastError(h))")
+        let unreadable = "MJPEG frame \(frame.sequence) unreadable", failed = "MJPEG frame \(frame.sequence) decode failed"
+        let into = { (w: Int, h: Int) throws(CameraError) -> PackedImage in
+            guard w == out.width, h == out.height else {
+                throw CameraError.invalidArgument(name: "into", value: "\(out.width)x\(out.height)", reason: "the JPEG is \(w)x\(h)")
             }
-            guard Int(w) == out.width, Int(ht) == out.height else {
-                throw CameraError.invalidArgument(name: "into", value: "\(out.width)x\(out.height)", reason: "the JPEG is \(w)x\(ht)")
-            }
-            guard tjDecompress2(h, bytes, UInt(jpeg.count), out.storage, w, Int32(out.bytesPerRow), ht, Int32(pixel.rawValue), 0) == 0 else {
-                throw CameraError.streamFailed("MJPEG frame \(frame.sequence) decode failed: \(Self.lastError(h))")
-            }
+            return out
         }
         if JPEGSegments.offset(of: 0xC4, in: raw) != nil || !JPEGSegments.isJPEG(Array(raw.prefix(5))) {
-            return try run(raw)
+            _ = try decompress(raw, pixelFormat: pixel, unreadable: unreadable, failed: failed, into: into)
+            return
         }
-        let repaired = JPEGSegments.withHuffmanTables(Array(raw))
-        let failure: CameraError? = repaired.withUnsafeBytes { b in
-            do throws(CameraError) { try run(b) } catch { return error }
-            return nil
-        }
-        if let failure { throw failure }
+        _ = try decode(JPEGSegments.withHuffmanTables(Array(raw)), pixelFormat: pixel, unreadable: unreadable, failed: failed, into: into)
     }
 
     /// Decodes a JPEG/MJPEG frame to B,G,R,A pixels (libyuv "ARGB"). Webcam MJPEG without
@@ -182,20 +170,43 @@ public final class JPEGCodec: @unchecked Sendable {
     private func decode(_ jpeg: [UInt8], to format: PixelFormat, pixelFormat: TJPF, unreadable: String, failed: String)
         throws(CameraError) -> PackedImage
     {
+        try decode(jpeg, pixelFormat: pixelFormat, unreadable: unreadable, failed: failed) { w, h in
+            PackedImage(format: format, width: w, height: h)
+        }
+    }
+
+    private func decode(
+        _ jpeg: [UInt8], pixelFormat: TJPF, unreadable: String, failed: String, into: (Int, Int) throws(CameraError) -> PackedImage
+    ) throws(CameraError) -> PackedImage {
+        var result: Result<PackedImage, CameraError> = .failure(.streamFailed(unreadable))
+        jpeg.withUnsafeBytes { b in
+            do throws(CameraError) {
+                result = .success(try decompress(b, pixelFormat: pixelFormat, unreadable: unreadable, failed: failed, into: into))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The one TurboJPEG decode: reads the header, asks `into` for the image of that size (a new
+    /// one, or the caller's, checked), decompresses into it with a pooled decompressor.
+    private func decompress(
+        _ jpeg: UnsafeRawBufferPointer, pixelFormat: TJPF, unreadable: String, failed: String,
+        into: (Int, Int) throws(CameraError) -> PackedImage
+    ) throws(CameraError) -> PackedImage {
         let h = try takeDecompressor()
         defer { giveBack(h) }
-        return try jpeg.withUnsafeBufferPointer { (b) throws(CameraError) -> PackedImage in
-            var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
-            guard tjDecompressHeader3(h, b.baseAddress, UInt(b.count), &w, &ht, &sub, &cs) == 0 else {
-                throw CameraError.streamFailed("\(unreadable): \(Self.lastError(h))")
-            }
-            let out = PackedImage(format: format, width: Int(w), height: Int(ht))
-            guard tjDecompress2(h, b.baseAddress, UInt(b.count), out.storage, w, Int32(out.bytesPerRow), ht,
-                                Int32(pixelFormat.rawValue), 0) == 0 else {
-                throw CameraError.streamFailed("\(failed): \(Self.lastError(h))")
-            }
-            return out
+        let bytes = jpeg.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var w: Int32 = 0, ht: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
+        guard tjDecompressHeader3(h, bytes, UInt(jpeg.count), &w, &ht, &sub, &cs) == 0 else {
+            throw CameraError.streamFailed("\(unreadable): \(Self.lastError(h))")
         }
+        let out = try into(Int(w), Int(ht))
+        guard tjDecompress2(h, bytes, UInt(jpeg.count), out.storage, w, Int32(out.bytesPerRow), ht, Int32(pixelFormat.rawValue), 0) == 0 else {
+            throw CameraError.streamFailed("\(failed): \(Self.lastError(h))")
+        }
+        return out
     }
 
     private func takeDecompressor() throws(CameraError) -> tjhandle {

@@ -53,8 +53,10 @@ public final class V4L2Backend: CameraBackend, Sendable {
     /// that names no node, or a node that does not carry it, goes through full discovery, which
     /// also gives the `unknownDevice` answer.
     public func device(id: String) throws(CameraError) -> DeviceDescriptor {
-        let graphs = MediaGraph.all(devDirectory: devDirectory)
-        for name in V4L2Discovery.candidateNodes(forID: id, dev: devDirectory) {
+        let candidates = V4L2Discovery.candidateNodes(forID: id, dev: devDirectory)
+        // Read only when there is a node to describe: full discovery reads the graphs itself.
+        let graphs = candidates.isEmpty ? [] : MediaGraph.all(devDirectory: devDirectory)
+        for name in candidates {
             let found = V4L2Discovery.describeNode(path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier)
             guard let d = found.first(where: { $0.id == id }) else { continue }
             known.withLock { map in for f in found { map[f.id] = f } }
