@@ -225,31 +225,6 @@ func dumpThreads(reason: String) {
     FileHandle.standardError.write(Data((stacks.isEmpty ? "(gdb printed nothing: not permitted to attach?)\n" : stacks).utf8))
 }
 
-/// Every thread's stack in this process, as gdb prints them; nil without gdb. Blocks while gdb
-/// runs (seconds): call it from a thread of its own.
-func threadStacks() -> String? {
-    let gdb = "/usr/bin/gdb"
-    guard access(gdb, X_OK) == 0 else { return nil }
-    // gdb writes to a file, read back once it has exited: spawned directly (no Foundation
-    // Process, whose pipes and run loop are among what may be stuck) and waited for with waitpid.
-    let log = "/tmp/camhal-conformance-threads-\(getpid()).txt"
-    defer { unlink(log) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let words: [String] = [gdb, "-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt 25"]
-    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-    defer { for a in argv { free(a) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, gdb, &actions, nil, argv, environ) == 0 else { return nil }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-}
-
 /// A check failure with its reason and where it was detected; `expect` throws it.
 struct CheckFailure: Error, CustomStringConvertible {
     let reason: String

@@ -1,6 +1,8 @@
 // The few threading and text primitives the core and the V4L2 backend need, on Glibc alone, so
 // that neither pulls in the full Foundation (FoundationEssentials is enough): a V4L2 app's start-up
 // then loads no ICU and no Foundation (issue 13: time to first frame).
+import FoundationEssentials
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -95,6 +97,31 @@ package final class Condition: @unchecked Sendable {
         deadline.tv_nsec = Int((total - Double(deadline.tv_sec)) * 1e9)
         return pthread_cond_timedwait(cond, mutex.raw, &deadline) == 0
     }
+}
+
+/// Every thread's stack in this process, as gdb prints them (`depth` frames each); nil without
+/// gdb. For hang reports (the conformance runner's, the tests' pool watchdog). Blocks while gdb
+/// runs, seconds: call it from a thread of its own. gdb writes to a file read back once it has
+/// exited: spawned directly (no Foundation Process, whose pipes and run loop may be what is stuck).
+package func threadStacks(depth: Int = 25) -> String? {
+    let gdb = "/usr/bin/gdb"
+    guard access(gdb, X_OK) == 0 else { return nil }
+    let log = "/tmp/camhal-threads-\(getpid()).txt"
+    defer { unlink(log) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let words: [String] = [gdb, "-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt \(depth)"]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, gdb, &actions, nil, argv, environ) == 0 else { return nil }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
 }
 
 /// `0x` and `value`'s two's-complement bits in lower-case hex, zero-padded to `digits` (what

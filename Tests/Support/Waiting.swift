@@ -73,14 +73,7 @@ enum PoolProbe {
     /// Every thread's stack to stderr through gdb, once per process.
     private static func dumpStacks() {
         guard dumped.withLock({ d -> Bool in defer { d = true }; return !d }) else { return }
-        let gdb = "/usr/bin/gdb"
-        guard access(gdb, X_OK) == 0 else { return }
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-pool-\(getpid()).txt").path
-        guard let child = try? SpawnedChild(
-            gdb, ["-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt 30"], environment: nil, stdout: log, stderr: "/dev/null")
-        else { return }
-        while child.exited == nil { usleep(50_000) }  // a plain thread: the pool may be stuck
-        if let text = try? String(contentsOfFile: log, encoding: .utf8) { FileHandle.standardError.write(Data(text.utf8)) }
-        unlink(log)
+        // On this plain thread (the pool may be stuck), through the core's one gdb runner.
+        if let text = threadStacks(depth: 30) { FileHandle.standardError.write(Data(text.utf8)) }
     }
 }
