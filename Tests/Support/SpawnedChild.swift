@@ -18,11 +18,13 @@ public final class SpawnedChild: Sendable {
     private let signalled = Locked<Int32?>(nil)
     private let waiters = Locked<[CheckedContinuation<Int32, Never>]>([])
 
-    /// Starts `path` with `args`; `environment` replaces this process's when given.
-    public init(_ path: String, _ args: [String], environment: [String: String]?, stdout: String, stderr: String) throws {
+    /// Starts `path` with `args`; `environment` replaces this process's when given; `stdin`, when
+    /// given, is a descriptor of this process that becomes the child's standard input.
+    public init(_ path: String, _ args: [String], environment: [String: String]?, stdin: Int32? = nil, stdout: String, stderr: String) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         if stderr == stdout {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)

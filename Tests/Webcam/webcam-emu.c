@@ -264,11 +264,18 @@ static struct {
     bool udev;
     Buf config;
     int usb; /* our end of the USB/IP socketpair; -1 when unplugged */
+    int given_usb; /* --usbip-fd: a peer other than vhci_hcd (a protocol test), else -1 */
+    bool test_peer; /* ... and then the end of that connection is the end of the run */
     bool plugged;
     uint8_t last_error; /* VC_REQUEST_ERROR_CODE_CONTROL */
     Probe probe, commit;
     int alt;
     Urb *video_q, *status_q; /* held IN URBs, FIFO */
+    /* vhci can send a CMD_UNLINK before the CMD_SUBMIT it names (see handle_unlink):
+     * the highest submit seqnum seen, and the unlinks waiting for their submit. */
+    uint32_t last_submit;
+    struct { uint32_t seq, victim; } early[32];
+    int n_early;
     bool streaming;
     /* frame in flight */
     uint8_t *frame;
@@ -644,6 +651,7 @@ static void handle_submit(const uint8_t *h) {
     uint32_t tlen = get_be32(h + 24), npk = get_be32(h + 32);
     const uint8_t *setup = h + 40;
     if (npk == 0xffffffff) npk = 0;
+    if ((int32_t)(seq - D.last_submit) > 0) D.last_submit = seq;
     uint8_t *odata = NULL;
     if (dir == 0 && tlen) {
         odata = malloc(tlen);
@@ -656,6 +664,18 @@ static void handle_submit(const uint8_t *h) {
         pk = malloc((size_t)npk * 8);
         for (uint32_t i = 0; i < npk; i++) { pk[2 * i] = get_be32(raw + 16 * i); pk[2 * i + 1] = get_be32(raw + 16 * i + 4); }
         free(raw);
+    }
+    for (int i = 0; i < D.n_early; i++) {
+        if (D.early[i].victim != seq) continue;
+        /* Unlinked before it arrived: vhci has moved it to its list of URBs awaiting an
+         * answer, so -ECONNRESET now gives it back, and it must never get a RET_SUBMIT. */
+        uint32_t useq = D.early[i].seq;
+        D.early[i] = D.early[--D.n_early];
+        logmsg("submit %u arrived after its unlink %u: answered as unlinked", seq, useq);
+        free(odata);
+        free(pk);
+        send_ret_unlink(useq, -104);
+        return;
     }
     if (ep == 0) {
         static uint8_t out[8192];
@@ -695,6 +715,20 @@ static void handle_unlink(const uint8_t *h) {
                 return;
             }
         }
+    }
+    if ((int32_t)(victim - D.last_submit) > 0 && D.n_early < (int)(sizeof D.early / sizeof D.early[0])) {
+        /* Not submitted yet. vhci's tx thread sends pending submits, then pending unlinks;
+         * an URB submitted and unlinked between the two (uvcvideo killing its URBs at
+         * stream off) has its CMD_UNLINK sent first. Answering "already completed" now
+         * would, depending on whether vhci has sent the submit by the time it reads the
+         * answer, either give the URB back (and our later RET_SUBMIT for it makes vhci
+         * drop the whole device: "cannot find a urb of seqnum N") or give nothing back
+         * (and usb_kill_urb waits forever). Answer when the submit arrives instead. */
+        D.early[D.n_early].seq = seq;
+        D.early[D.n_early].victim = victim;
+        D.n_early++;
+        logmsg("unlink %u names submit %u, not seen yet: held until it arrives", seq, victim);
+        return;
     }
     send_ret_unlink(seq, 0); /* already completed */
 }
@@ -779,18 +813,32 @@ static void forget_udev(void) {
 static void unplug(const char *why) {
     if (D.usb < 0) return;
     logmsg("unplug: %s", why);
+    if (D.test_peer) exit(0);
     close(D.usb);
     D.usb = -1;
     D.plugged = false;
     D.want_node = false;
     free_queue(&D.video_q);
     free_queue(&D.status_q);
+    D.n_early = 0;
+    D.last_submit = 0;
     stream_off();
     D.alt = 0;
     forget_udev();
 }
 
 static int attach(void) {
+    if (D.given_usb >= 0) {
+        /* A test speaks USB/IP on this descriptor: no vhci port, no capture node to wait for. */
+        D.usb = D.given_usb;
+        D.given_usb = -1;
+        D.plugged = true;
+        memset(&D.probe, 0, sizeof D.probe);
+        probe_fix(&D.probe);
+        D.commit = D.probe;
+        logmsg("speaking USB/IP on descriptor %d", D.usb);
+        return 0;
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) return -errno;
     char msg[64];
@@ -1045,12 +1093,14 @@ static void client_readable(int i) {
 static int run(int argc, char **argv) {
     const char *profile = NULL;
     D.port = -1;
+    D.given_usb = -1;
     snprintf(D.sockdir, sizeof D.sockdir, "/run/camhal-webcam");
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
         else if (!strcmp(argv[i], "--port") && i + 1 < argc) D.port = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--socket-dir") && i + 1 < argc) snprintf(D.sockdir, sizeof D.sockdir, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--udev")) D.udev = true;
+        else if (!strcmp(argv[i], "--usbip-fd") && i + 1 < argc) { D.given_usb = atoi(argv[++i]); D.test_peer = true; }
         else { fprintf(stderr, "webcam-emu run: unknown argument '%s'\n", argv[i]); return 2; }
     }
     if (!profile || D.port < 0 || D.port > 7) { fprintf(stderr, "webcam-emu run: needs --profile FILE and --port 0..7\n"); return 2; }
@@ -1286,7 +1336,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "check")) return check(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "ctl")) return ctl(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "verify")) return verify(argc - 2, argv + 2);
-    fprintf(stderr, "usage: webcam-emu run --profile FILE --port N [--socket-dir DIR] [--udev]\n"
+    fprintf(stderr, "usage: webcam-emu run --profile FILE --port N [--socket-dir DIR] [--udev] [--usbip-fd FD]\n"
                     "       webcam-emu check PROFILE...\n"
                     "       webcam-emu ctl SERIAL COMMAND [ARG]\n"
                     "       webcam-emu verify yuyv|mjpeg W H CAPTURE-FILE\n");
