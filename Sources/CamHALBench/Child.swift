@@ -13,6 +13,8 @@ package struct ChildReport: Codable {
     /// V4L2 node and input of the device, for `v4l2-ctl` on the same node.
     package var node: String?
     package var input: String?
+    /// PipeWire node serial of the device, for `pipewiresrc target-object=` on the same node.
+    package var pipewireSerial: String?
     /// From just before `registry.open` (discovery included), and from `start()`, to the first frame.
     package var openToFirstMs: Double
     package var startToFirstMs: Double
@@ -25,7 +27,7 @@ package struct ChildReport: Codable {
 
     package init(
         frames: Int, format: String, fourCC: String, width: Int, height: Int, node: String? = nil, input: String? = nil,
-        openToFirstMs: Double, startToFirstMs: Double, latencyP50Ms: Double? = nil, latencyP99Ms: Double? = nil,
+        pipewireSerial: String? = nil, openToFirstMs: Double, startToFirstMs: Double, latencyP50Ms: Double? = nil, latencyP99Ms: Double? = nil,
         buffers: Int, sequenceGaps: Int, deviceFPS: Double
     ) {
         self.frames = frames
@@ -35,6 +37,7 @@ package struct ChildReport: Codable {
         self.height = height
         self.node = node
         self.input = input
+        self.pipewireSerial = pipewireSerial
         self.openToFirstMs = openToFirstMs
         self.startToFirstMs = startToFirstMs
         self.latencyP50Ms = latencyP50Ms
@@ -133,7 +136,7 @@ package enum Child {
         }
         let report = ChildReport(
             frames: take.frames, format: take.format, fourCC: pixel.fourCC, width: size.width, height: size.height,
-            node: device.details["node"], input: device.details["input"],
+            node: device.details["node"], input: device.details["input"], pipewireSerial: device.details["pipewire.serial"],
             openToFirstMs: (first - t0) * 1000, startToFirstMs: (first - t1) * 1000,
             latencyP50Ms: take.latencyMs(0.5), latencyP99Ms: take.latencyMs(0.99),
             buffers: take.buffers.count, sequenceGaps: take.sequenceGaps, deviceFPS: take.deviceFPS)

@@ -20,7 +20,7 @@ package struct Options {
     package static let usage = """
         usage: camhal-bench [--backend B] [--device ID] [--format FOURCC] [--size WxH] [--fps R] [--frames N]
                             [--path stream|handler|raw] [--rounds R] [--json] [--callgrind] [--full-child] [--latency none|driver|webcam]
-          --backend B     v4l2 (default), gstreamer, libcamera or media
+          --backend B     v4l2 (default), gstreamer, libcamera, pipewire or media
           --device ID     device id (default: the backend's first; gstreamer: videotestsrc)
           --format F      pixel format FourCC (default: CamHAL's choice; gstreamer NV12)
           --size WxH      frame size (default: CamHAL's choice; gstreamer 1280x720)
@@ -35,6 +35,7 @@ package struct Options {
           --latency L     where a frame's stamp comes from: driver (default; none for gstreamer), or
                           webcam (the emulated webcam's send time in the frame)
         Reference tools: v4l2-ctl --stream-mmap (v4l2), gst-launch-1.0 ... ! fakesink (gstreamer),
+        gst-launch-1.0 pipewiresrc target-object=SERIAL ! fakesink on the same node (pipewire),
         cam --capture (libcamera), TurboJPEG and libyuv called directly (media).
         CPU per frame is the marginal cost, (CPU(2N) - CPU(N)) / N, of child processes measured by
         wait4 on both sides; the ratio is CamHAL / reference, median over the rounds.
@@ -119,8 +120,8 @@ package struct Options {
             }
             i += 1
         }
-        guard ["v4l2", "gstreamer", "libcamera", "media", "virtual"].contains(backend) else {
-            throw BenchError("option --backend: '\(backend)' is not v4l2, gstreamer, libcamera, media or virtual")
+        guard ["v4l2", "gstreamer", "libcamera", "pipewire", "media", "virtual"].contains(backend) else {
+            throw BenchError("option --backend: '\(backend)' is not v4l2, gstreamer, libcamera, pipewire, media or virtual")
         }
         if path == .record && backend != "gstreamer" {
             throw BenchError("option --path: 'record' measures the GStreamer test source (--backend gstreamer), not '\(backend)'")

@@ -33,6 +33,9 @@ enum Compare {
         /// VIDIOC_STREAMON, to its write of the first frame's line, ms.
         var tracedOpenToFirstMs: [Double] = []
         var tracedStartToFirstMs: [Double] = []
+        /// Spawn to exit of a one-frame run, per round, ms: a first-frame figure for tools that
+        /// print nothing per frame (gst-launch), start-up and teardown included on both sides.
+        var oneFrameRunMs: [Double] = []
     }
 
     struct Result: Encodable {
@@ -97,6 +100,12 @@ enum Compare {
                 add(&b!, b1, b2)
                 let ref = b!.cpuPerFrameMs.last!
                 if ref > 0 { ratios.append(a.cpuPerFrameMs.last! / ref) }
+            }
+        }
+        if let reference, b != nil, reference.marker == nil, o.path != .record {
+            for _ in 0..<o.rounds {
+                a.oneFrameRunMs.append(try camhalRun(1).0.wall * 1000)
+                b!.oneFrameRunMs.append(try reference.run(1).wall * 1000)
             }
         }
         if o.backend == "v4l2", let reference, b != nil, toolOnPath("strace") {
@@ -190,6 +199,17 @@ enum Compare {
             let caps = "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
             return Reference(name: "gst-launch-1.0",
                              argv: { ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\($0)", "!", caps, "!", "fakesink", "sync=false"] },
+                             marker: nil)
+        case "pipewire":
+            guard let serial = c.pipewireSerial else { return nil }
+            let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8", "MJPG": "MJPG"][c.fourCC] ?? c.fourCC
+            var caps = gst == "MJPG" ? "image/jpeg,width=\(c.width),height=\(c.height)" : "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
+            // The rate CamHAL was asked for (unpinned, pipewiresrc settles on a node's last rate).
+            if let fps = o.fps, fps == fps.rounded() { caps += ",framerate=\(Int(fps))/1" }
+            // The same node (by serial) and format; pipewiresrc's num-buffers ends the run. The
+            // session manager links both sides' streams alike.
+            return Reference(name: "gst-launch-1.0 pipewiresrc",
+                             argv: { ["gst-launch-1.0", "-q", "pipewiresrc", "target-object=\(serial)", "num-buffers=\($0)", "!", caps, "!", "fakesink", "sync=false"] },
                              marker: nil)
         case "libcamera":
             // CamHAL's RGB3 (R, G, B in memory) is libcamera's BGR888, and the other way round.
@@ -287,7 +307,7 @@ enum Compare {
             let first = [median(side.firstFrameFromSpawnMs), median(side.openToFirstMs), median(side.startToFirstMs)]
                 .map { $0.map { String(format: "%.0f", $0) } ?? "-" }.joined(separator: "|")
             let latency = median(side.latencyP50Ms).map { p in String(format: "%.2f / %.2f", p, median(side.latencyP99Ms) ?? 0) } ?? "-"
-            let copies = isCamHAL ? "0 (\(side.buffers ?? 0) bufs)" : (r.backend == "gstreamer" ? "0" : "0 (mmap)")
+            let copies = isCamHAL ? "0 (\(side.buffers ?? 0) bufs)" : (r.backend == "gstreamer" || r.backend == "pipewire" ? "0" : "0 (mmap)")
             let cols = [side.name, median(side.framesPerSecond).map { String(format: "%.1f", $0) } ?? "-",
                         spread(side.cpuPerFrameMs, 3), spread(side.fixedCPUMs, 0), first, latency, copies,
                         median(side.maxRSSMiB).map { String(format: "%.1f", $0) } ?? "-",
@@ -299,6 +319,9 @@ enum Compare {
                            ref.name, ratio, r.cpuRatioMin ?? 0, r.cpuRatioMax ?? 0, (a - b) * 1000)
             if let x = median(r.camhal.firstFrameFromSpawnMs), let y = median(ref.firstFrameFromSpawnMs), y > 0 {
                 s += String(format: ", first frame from spawn %.2fx", x / y)
+            }
+            if let x = median(r.camhal.oneFrameRunMs), let y = median(ref.oneFrameRunMs), y > 0 {
+                s += String(format: ", a one-frame run spawn to exit %.0f vs %.0f ms (%.2fx)", x, y, x / y)
             }
             if let x = median(r.camhal.tracedOpenToFirstMs), let y = median(ref.tracedOpenToFirstMs), y > 0,
                let u = median(r.camhal.tracedStartToFirstMs), let v = median(ref.tracedStartToFirstMs), v > 0 {
