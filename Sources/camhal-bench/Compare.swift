@@ -195,15 +195,13 @@ enum Compare {
             return nil
             #endif
         case "gstreamer":
-            let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8"][c.fourCC] ?? c.fourCC
-            let caps = "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
+            let caps = gstreamerCaps(c)
             return Reference(name: "gst-launch-1.0",
                              argv: { ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\($0)", "!", caps, "!", "fakesink", "sync=false"] },
                              marker: nil)
         case "pipewire":
             guard let serial = c.pipewireSerial else { return nil }
-            let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8", "MJPG": "MJPG"][c.fourCC] ?? c.fourCC
-            var caps = gst == "MJPG" ? "image/jpeg,width=\(c.width),height=\(c.height)" : "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
+            var caps = gstreamerCaps(c)
             // The rate CamHAL was asked for (unpinned, pipewiresrc settles on a node's last rate).
             if let fps = o.fps, fps == fps.rounded() { caps += ",framerate=\(Int(fps))/1" }
             // The same node (by serial) and format; pipewiresrc's num-buffers ends the run. The
@@ -220,6 +218,13 @@ enum Compare {
         default:
             return nil
         }
+    }
+
+    /// GStreamer caps for the format the CamHAL child settled on (MJPEG as image/jpeg).
+    static func gstreamerCaps(_ c: ChildReport) -> String {
+        if c.fourCC == "MJPG" { return "image/jpeg,width=\(c.width),height=\(c.height)" }
+        let gst = ["NV12": "NV12", "YUYV": "YUY2", "YU12": "I420", "RGB3": "RGB", "BGR3": "BGR", "GREY": "GRAY8"][c.fourCC] ?? c.fourCC
+        return "video/x-raw,format=\(gst),width=\(c.width),height=\(c.height)"
     }
 
     /// The measured CamHAL executable: for v4l2, `camhal-bench-v4l2` beside this one (a V4L2 app:

@@ -132,7 +132,7 @@ struct RecordingTests {
     func sigkill() async throws {
         // The camhal built with this test bundle (same folder: .build/debug, or a sanitizer's
         // scratch path such as .build-tsan/debug), else the package's own build.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = packageRoot
         let bundleDir = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]).deletingLastPathComponent()
         let binary = [bundleDir.appendingPathComponent("camhal")] + [".build/debug/camhal", ".build/release/camhal"].map { root.appendingPathComponent($0) }
         let camhal = try #require(binary.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "camhal binary not built next to the test bundle (\(bundleDir.path)) or under \(root.path)/.build")

@@ -13,9 +13,7 @@ final class PipeWireSession: @unchecked Sendable {
     /// The daemon's socket: the `remote` for `PipeWireBackend`.
     var remote: String { directory + "/pipewire-0" }
 
-    static let script: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("scripts/pipewire-session").path
+    static let script: String = packageRoot.appendingPathComponent("scripts/pipewire-session").path
 
     /// Whether the tools the session needs are installed (scripts/bootstrap installs them).
     static let toolsPresent: Bool = ["pipewire", "wireplumber", "dbus-daemon", "pw-cli"].allSatisfy(toolOnPath)

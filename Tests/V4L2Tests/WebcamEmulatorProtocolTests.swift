@@ -15,7 +15,7 @@ struct WebcamEmulatorProtocolTests {
         let dir: String
 
         init() async throws {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+            let root = packageRoot.path
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-emu-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let build = try await runChild("\(root)/Tests/Webcam/build", [dir])

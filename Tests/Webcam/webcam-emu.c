@@ -827,15 +827,20 @@ static void unplug(const char *why) {
     forget_udev();
 }
 
+/* A new USB/IP connection on fd: the device as it is at plug-in. */
+static void connected(int fd) {
+    D.usb = fd;
+    D.plugged = true;
+    memset(&D.probe, 0, sizeof D.probe);
+    probe_fix(&D.probe);
+    D.commit = D.probe;
+}
+
 static int attach(void) {
     if (D.given_usb >= 0) {
         /* A test speaks USB/IP on this descriptor: no vhci port, no capture node to wait for. */
-        D.usb = D.given_usb;
+        connected(D.given_usb);
         D.given_usb = -1;
-        D.plugged = true;
-        memset(&D.probe, 0, sizeof D.probe);
-        probe_fix(&D.probe);
-        D.commit = D.probe;
         logmsg("speaking USB/IP on descriptor %d", D.usb);
         return 0;
     }
@@ -850,13 +855,9 @@ static int attach(void) {
     close(fd);
     close(sv[1]);
     if (w != n) { close(sv[0]); return -e; }
-    D.usb = sv[0];
-    D.plugged = true;
+    connected(sv[0]);
     D.want_node = true;
     D.node_deadline_ns = now_ns() + 20000000000ull;
-    memset(&D.probe, 0, sizeof D.probe);
-    probe_fix(&D.probe);
-    D.commit = D.probe;
     logmsg("attached on vhci port %d", D.port);
     return 0;
 }
