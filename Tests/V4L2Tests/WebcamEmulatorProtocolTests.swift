@@ -62,25 +62,29 @@ struct WebcamEmulatorProtocolTests {
         func getStatus(seq: UInt32) { send(command: 1, seq: seq, length: 2, setup: [0x80, 0x00, 0, 0, 0, 0, 2, 0]) }
 
         /// The next reply: its command (3 RET_SUBMIT, 4 RET_UNLINK), seqnum and status; nil when
-        /// nothing comes within 5 s.
-        func reply() -> (command: UInt32, seq: UInt32, status: Int32)? {
+        /// nothing comes within 5 s. Read on a thread of its own, not a cooperative one.
+        func reply() async -> (command: UInt32, seq: UInt32, status: Int32)? {
+            await offPool { [fd] in Self.readReply(fd) }
+        }
+
+        private static func readReply(_ fd: Int32) -> (command: UInt32, seq: UInt32, status: Int32)? {
             var h = [UInt8](repeating: 0, count: 48)
-            guard readFully(&h) else { return nil }
+            guard readFully(fd, &h) else { return nil }
             func get(_ i: Int) -> UInt32 { (0..<4).reduce(0) { $0 << 8 | UInt32(h[i + $1]) } }
             let command = get(0)
             if command == 3 {
                 var rest = [UInt8](repeating: 0, count: Int(get(24)) + (get(32) == 0xffff_ffff ? 0 : Int(get(32)) * 16))
-                guard readFully(&rest) else { return nil }
+                guard readFully(fd, &rest) else { return nil }
             }
             return (command, get(4), Int32(bitPattern: get(20)))
         }
 
-        private func readFully(_ buffer: inout [UInt8]) -> Bool {
+        private static func readFully(_ fd: Int32, _ buffer: inout [UInt8]) -> Bool {
             var got = 0
             while got < buffer.count {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&p, 1, 5000) == 1 else { return false }
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
+                let n = buffer.withUnsafeMutableBytes { b in b.baseAddress.map { read(fd, $0 + got, b.count - got) } ?? -1 }
                 guard n > 0 else { return false }
                 got += n
             }
@@ -100,17 +104,17 @@ struct WebcamEmulatorProtocolTests {
         peer.submitVideo(seq: 100)  // held: the camera is not streaming
         peer.unlink(seq: 102, victim: 101)  // 101 not submitted yet
         peer.unlink(seq: 103, victim: 100)
-        let first = peer.reply()
+        let first = await peer.reply()
         #expect(first?.command == 4 && first?.seq == 103 && first?.status == -104, "first reply \(String(describing: first)); the unlink of a held URB comes first, the early one waits\n\(peer.emulatorLog)")
         peer.submitVideo(seq: 101)
-        let second = peer.reply()
+        let second = await peer.reply()
         #expect(second?.command == 4 && second?.seq == 102 && second?.status == -104, "reply to the early unlink once its submit came: \(String(describing: second))\n\(peer.emulatorLog)")
         peer.getStatus(seq: 104)
-        let third = peer.reply()
+        let third = await peer.reply()
         #expect(third?.command == 3 && third?.seq == 104 && third?.status == 0, "the next reply must be the control transfer's, not a RET_SUBMIT for 101: \(String(describing: third))\n\(peer.emulatorLog)")
         // An unlink that names a URB already answered is "already completed" (status 0), at once.
         peer.unlink(seq: 105, victim: 104)
-        let fourth = peer.reply()
+        let fourth = await peer.reply()
         #expect(fourth?.command == 4 && fourth?.seq == 105 && fourth?.status == 0, "unlink after completion: \(String(describing: fourth))\n\(peer.emulatorLog)")
         shutdown(peer.fd, Int32(SHUT_RDWR))
         let child = peer.child
