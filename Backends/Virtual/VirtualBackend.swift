@@ -101,7 +101,6 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             return nil
         }
         if let refusal { throw refusal }
-        binding.startStreaming()
         return binding
     }
 

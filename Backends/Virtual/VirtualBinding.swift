@@ -54,7 +54,9 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         self.pool = BufferPool(count: 4, size: size)
     }
 
+    /// Starts the sensor's thread (once), after the session applied its controls.
     func startStreaming() {
+        guard !started.value else { return }
         started.set(true)
         let thread = Thread { [self] in
             streamingThread.set(ObjectIdentifier(Thread.current))

@@ -20,6 +20,7 @@ extension Camera {
                     $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
                     $0.accepting = true
                 }
+            case .startStreaming(let generation): startStreaming(generation)
             case .markInterrupted: gate.withLock { $0.interrupted = true }
             case .close: closeBinding()
             case .resetLive: resetLive()
@@ -101,6 +102,18 @@ extension Camera {
         }
         live.bindingWarning = fallbackWarning
         run(next)
+    }
+
+    /// Starts the live binding's stream, its desired controls already applied, and tells the
+    /// machine how it went.
+    func startStreaming(_ generation: UInt64) {
+        guard let binding = live.binding, session.accepts(generation) else { return }
+        do {
+            try binding.startStreaming()
+        } catch {
+            return run(session.streamingFailed(generation: generation, error))
+        }
+        run(session.streamingStarted(generation: generation))
     }
 
     /// Closes the current binding and binds again (lens pin change, facing switch, new frame

@@ -122,10 +122,17 @@ public enum ZoomApplication: Sendable, Hashable {
     case none
 }
 
-/// One open, streaming device. Calls come from the session's queue, one at a time.
+/// One open device. `CameraBackend.bind` opens and configures it; the core then applies the
+/// session's desired controls and calls `startStreaming()`, so the first frame already shows them
+/// (P1) and no control write waits behind a running stream. Calls come from the session's queue,
+/// one at a time.
 public protocol DriverBinding: AnyObject, Sendable {
     /// The format really negotiated.
     var format: StreamFormat { get }
+    /// Starts delivering frames to the sink, once the desired controls are applied. A backend
+    /// that already streams from `bind` keeps the default, which does nothing. A failure here
+    /// fails the start as a failing `bind` would (S7); the core then closes the binding.
+    func startStreaming() throws(CameraError)
     /// Moves to `lens` (when the device has several) and crops its field of view by `factor`
     /// (>= 1, centered). Returns what the device did.
     func applyZoom(lens: Lens, factor: Double) -> ZoomApplication
@@ -156,7 +163,24 @@ public protocol DriverBinding: AnyObject, Sendable {
     func close()
 }
 
+extension CameraBackend {
+    /// Binds and starts the stream at once, without a session's controls in between: for tests
+    /// and benchmarks that drive a backend alone. The binding is closed when its stream will not start.
+    package func bindStreaming(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        let binding = try bind(request, sink: sink)
+        do {
+            try binding.startStreaming()
+        } catch {
+            binding.close()
+            throw error
+        }
+        return binding
+    }
+}
+
 extension DriverBinding {
+    /// A binding that streams from `bind` on: nothing left to start.
+    public func startStreaming() throws(CameraError) {}
     /// A backend without exposure control answers unsupported.
     public func applyExposure(_ request: ExposureSettings) -> ExposureSettings? { nil }
     public func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? { nil }

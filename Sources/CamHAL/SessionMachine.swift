@@ -45,6 +45,9 @@ struct SessionMachine: Sendable, Equatable {
         case applyDesired
         /// Let the frame router pass the binding's frames on.
         case acceptFrames
+        /// Start the binding's stream (after its controls are applied), then report
+        /// `streamingStarted(generation:)` or `streamingFailed(generation:_:)`.
+        case startStreaming(generation: UInt64)
         /// Tell the frame router the stream is interrupted: its next frame is a recovery.
         case markInterrupted
         /// Close the live binding, if any, after the frame router stops accepting its frames.
@@ -119,13 +122,26 @@ struct SessionMachine: Sendable, Equatable {
         return [.cancelRamp, .stopWatchdog, .close] + beginBinding()
     }
 
-    /// The device opened for `generation`, streaming at `frameRate`. Nothing when the session
+    /// The device opened for `generation`, to stream at `frameRate`: its controls are applied
+    /// before its stream starts, so the first frame shows them (P1). Nothing when the session
     /// moved on while it opened (`accepts(generation)` stays false): the executor closes it.
     mutating func bound(generation: UInt64, frameRate: Double) -> [Action] {
         guard generation == self.generation, status == .starting else { return [] }
         status = .running
         self.frameRate = frameRate
-        return [.applyDesired, .acceptFrames, .startWatchdog(after: 0.25), .emit(released: false)]
+        return [.applyDesired, .acceptFrames, .startStreaming(generation: generation)]
+    }
+
+    /// The stream of `generation` started: the watchdog runs and the running snapshot goes out.
+    mutating func streamingStarted(generation: UInt64) -> [Action] {
+        guard accepts(generation) else { return [] }
+        return [.startWatchdog(after: 0.25), .emit(released: false)]
+    }
+
+    /// The stream of `generation` would not start: the start failed, as a failing bind (S7).
+    mutating func streamingFailed(generation: UInt64, _ error: CameraError) -> [Action] {
+        guard accepts(generation) else { return [] }
+        return fail(error)
     }
 
     /// The device could not be opened for `generation` (S7).

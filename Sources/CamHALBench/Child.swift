@@ -107,7 +107,7 @@ package enum Child {
             let tally = Tally(FrameTake(limit: o.frames, latency: latency))
             let sink = DriverSink(frame: { tally.record($0) }, event: { e in printError("camhal-bench: event \(e)") })
             t1 = monotonicNow()
-            let binding = try camera.backend.bind(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
+            let binding = try camera.backend.bindStreaming(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
             take = tally.waitForAll(timeout: Double(o.frames) + 30)
             binding.close()
         case .handler:

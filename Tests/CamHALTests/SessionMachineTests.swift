@@ -15,6 +15,7 @@ struct SessionMachineTests {
         var m = M(timeouts: Self.timeouts)
         _ = m.start()
         _ = m.bound(generation: 1, frameRate: 30)
+        _ = m.streamingStarted(generation: 1)
         return m
     }
 
@@ -32,12 +33,30 @@ struct SessionMachineTests {
     }
 
     // S4, P1: bound means running with the desired controls applied before frames are accepted
-    // and before the running snapshot. Fails if frames could pass before the controls are applied.
-    @Test func boundAppliesDesiredBeforeAcceptingFramesAndEmitting() {
+    // and before the stream starts; the running snapshot comes once the stream started. Fails if
+    // frames could pass before the controls are applied, or the stream started before them (its
+    // first frames would be withheld while controls are written).
+    @Test func boundAppliesDesiredBeforeStartingTheStreamAndEmitting() {
         var m = M(timeouts: Self.timeouts)
         _ = m.start()
-        #expect(m.bound(generation: 1, frameRate: 30) == [.applyDesired, .acceptFrames, .startWatchdog(after: 0.25), .emit(released: false)])
+        #expect(m.bound(generation: 1, frameRate: 30) == [.applyDesired, .acceptFrames, .startStreaming(generation: 1)])
         #expect(m.status == .running && m.isStreaming && m.accepts(1) && !m.isPreviewActive)
+        #expect(m.streamingStarted(generation: 1) == [.startWatchdog(after: 0.25), .emit(released: false)])
+        #expect(m.streamingStarted(generation: 0) == [])
+    }
+
+    // S7: a stream that will not start fails the start like a failing bind: closed, streams
+    // ended with the error, one error snapshot, and no running snapshot before it. Fails if a
+    // refused STREAMON left the session running without frames.
+    @Test func aStreamThatWillNotStartFailsTheStart() {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        _ = m.bound(generation: 1, frameRate: 30)
+        let error = CameraError.configurationFailed("STREAMON refused")
+        #expect(m.streamingFailed(generation: 1, error)
+            == [.cancelRamp, .stopWatchdog, .close, .finishStreams(error), .emit(released: false), .notifyFailure(error)])
+        #expect(m.status == .error && !m.accepts(1))
+        #expect(m.streamingStarted(generation: 1) == [])
     }
 
     // A bind that completes for a generation the session left is not adopted (the executor

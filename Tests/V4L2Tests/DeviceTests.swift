@@ -37,7 +37,7 @@ private func device(_ match: (DeviceDescriptor) -> Bool) -> DeviceDescriptor? {
 }
 
 private func bind(_ d: DeviceDescriptor, _ c: Collector, _ req: StreamRequest = .init()) throws -> any DriverBinding {
-    try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: req), sink: c.sink)
+    try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: req), sink: c.sink)
 }
 
 @Suite("V4L2Device (vivid, vimc)", .enabled(if: hasDevices, skipReason), .serialized)

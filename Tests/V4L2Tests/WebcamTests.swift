@@ -76,7 +76,7 @@ struct V4L2WebcamTests {
         let lister = V4L2Backend()
         #expect(try lister.devices().contains { $0.id == d.id })
         let c = Collector()
-        let b = try lister.bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        let b = try lister.bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
         #expect(c.wait(frames: 3))
         try cam.ctl("unplug")
         let unplugged = Date()
@@ -93,17 +93,17 @@ struct V4L2WebcamTests {
         // Opening it again (a session's recovery) is a disconnect for a backend that listed it,
         // an unknown device for one that never did (S7: a CI run once got unknownDevice).
         #expect(throws: CameraError.disconnected(device: d.id)) {
-            try lister.bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
+            try lister.bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
         }
         #expect(throws: CameraError.unknownDevice(id: d.id, backend: "v4l2")) {
-            try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
+            try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: Collector().sink)
         }
         try cam.ctl("replug")
         // The same stable ID is listed again and streams.
         #expect(within(10) { cam.device?.id == d.id })
         let again = try #require(cam.device)
         let c2 = Collector()
-        let b2 = try V4L2Backend().bind(BindRequest(device: again, lens: again.lenses[0], stream: .init()), sink: c2.sink)
+        let b2 = try V4L2Backend().bindStreaming(BindRequest(device: again, lens: again.lenses[0], stream: .init()), sink: c2.sink)
         #expect(c2.wait(frames: 3))
         b2.close()
     }
@@ -125,7 +125,7 @@ struct V4L2WebcamTests {
         let d = try #require(cam.device)
         guard d.formats.contains(where: { $0.pixelFormat == .mjpeg }) else { return }
         let c = Collector(keep: 1)
-        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init(pixelFormat: .mjpeg)), sink: c.sink)
+        let b = try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init(pixelFormat: .mjpeg)), sink: c.sink)
         defer { b.close() }
         #expect(c.wait(frames: 2))
         let f = try #require(c.lock.withLock { c.frames.first })
@@ -141,7 +141,7 @@ struct V4L2WebcamTests {
         let d = try #require(cam.device)
         guard d.zoomMethod == .optical, let node = d.details["node"] else { return }
         let c = Collector()
-        let b = try V4L2Backend().bind(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        let b = try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
         defer { b.close() }
         #expect(c.wait(frames: 1))
         // Our own change raises no event on our descriptor.

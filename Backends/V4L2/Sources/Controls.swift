@@ -111,6 +111,17 @@ extension DeviceFD {
         return c.value
     }
 
+    /// Sets control `id` to `value` unless it reads back as `value` already; returns the value in
+    /// effect. For the value controls a session re-applies on every start: a UVC control write is
+    /// a USB transfer to the camera, a read of a non-volatile control is answered from uvcvideo's
+    /// cache, so a start at the device's own settings writes nothing. Never for a button control
+    /// (AUTO_FOCUS_START): pressing it is the point.
+    @discardableResult
+    func updateControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+        if let now = try? getControl(id), now == value { return now }
+        return try setControl(id, value)
+    }
+
     @discardableResult
     func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
         var c = v4l2_control(id: id, value: value)

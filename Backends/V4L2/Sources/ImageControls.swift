@@ -102,19 +102,19 @@ struct V4L2ImageControls: Sendable {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .continuousAuto:
-            if locks & Self.lockExposure != 0 { _ = try? fd.setControl(Self.lockID, locks & ~Self.lockExposure) }
-            if let auto = exposureAutoEntry { _ = try? fd.setControl(Self.exposureAutoID, auto) }
-            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 1) }
+            if locks & Self.lockExposure != 0 { _ = try? fd.updateControl(Self.lockID, locks & ~Self.lockExposure) }
+            if let auto = exposureAutoEntry { _ = try? fd.updateControl(Self.exposureAutoID, auto) }
+            if hasAutoGain { _ = try? fd.updateControl(Self.autoGainID, 1) }
         case .locked:
-            _ = try? fd.setControl(Self.lockID, locks | Self.lockExposure)
+            _ = try? fd.updateControl(Self.lockID, locks | Self.lockExposure)
         case .manual:
-            if hasManualEntry { _ = try? fd.setControl(Self.exposureAutoID, Self.manualEntry) }
-            if hasAutoGain { _ = try? fd.setControl(Self.autoGainID, 0) }
+            if hasManualEntry { _ = try? fd.updateControl(Self.exposureAutoID, Self.manualEntry) }
+            if hasAutoGain { _ = try? fd.updateControl(Self.autoGainID, 0) }
             if let d = duration, let seconds = request.duration {
-                _ = try? fd.setControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
+                _ = try? fd.updateControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
             }
             if let g = gain, let value = request.gain {
-                _ = try? fd.setControl(g.id, Int32(clamping: min(max(Int64(value.rounded()), g.minimum), g.maximum)))
+                _ = try? fd.updateControl(g.id, Int32(clamping: min(max(Int64(value.rounded()), g.minimum), g.maximum)))
             }
         }
         return readExposure(fd: fd)
@@ -141,14 +141,14 @@ struct V4L2ImageControls: Sendable {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .auto:
-            if locks & Self.lockWhiteBalance != 0 { _ = try? fd.setControl(Self.lockID, locks & ~Self.lockWhiteBalance) }
-            if hasAutoWhiteBalance { _ = try? fd.setControl(Self.autoWhiteBalanceID, 1) }
+            if locks & Self.lockWhiteBalance != 0 { _ = try? fd.updateControl(Self.lockID, locks & ~Self.lockWhiteBalance) }
+            if hasAutoWhiteBalance { _ = try? fd.updateControl(Self.autoWhiteBalanceID, 1) }
         case .locked:
-            _ = try? fd.setControl(Self.lockID, locks | Self.lockWhiteBalance)
+            _ = try? fd.updateControl(Self.lockID, locks | Self.lockWhiteBalance)
         case .preset, .manual:
-            if hasAutoWhiteBalance { _ = try? fd.setControl(Self.autoWhiteBalanceID, 0) }
+            if hasAutoWhiteBalance { _ = try? fd.updateControl(Self.autoWhiteBalanceID, 0) }
             if let t = temperature, let k = request.temperature {
-                _ = try? fd.setControl(t.id, Int32(clamping: min(max(Int64(k.rounded()), t.minimum), t.maximum)))
+                _ = try? fd.updateControl(t.id, Int32(clamping: min(max(Int64(k.rounded()), t.minimum), t.maximum)))
             }
         }
         var s = WhiteBalanceSettings()
@@ -168,7 +168,7 @@ struct V4L2ImageControls: Sendable {
     func applyAntiFlicker(_ mode: AntiFlickerMode?, fd: DeviceFD) -> AntiFlickerMode? {
         guard !antiFlickerModes.isEmpty else { return nil }
         let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
-        if let mode, let index = modes.firstIndex(of: mode) { _ = try? fd.setControl(Self.powerLineID, Int32(index)) }
+        if let mode, let index = modes.firstIndex(of: mode) { _ = try? fd.updateControl(Self.powerLineID, Int32(index)) }
         guard let v = try? fd.getControl(Self.powerLineID), modes.indices.contains(Int(v)) else { return nil }
         return modes[Int(v)]
     }

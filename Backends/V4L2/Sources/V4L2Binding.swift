@@ -96,6 +96,11 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// The crop the device applies, read by the streaming thread for `Frame.sensorCrop`.
     private let sensorCrop = Locked(NormalizedRect.full)
     private let closed = Locked(false)
+    /// Whether `startStreaming()` started the stream and its thread (`close()` waits for that thread).
+    private let started = Locked(false)
+    /// The negotiated FourCC and field, for a refused STREAMON's message.
+    private let fourCC: UInt32
+    private let field: UInt32
     /// Tells an unplug from other stream errors (uvcvideo's EINVAL, POLLERR).
     private let presence: NodePresence
     /// How ZOOM_ABSOLUTE values read back in control events map to zoom factors.
@@ -111,8 +116,10 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
 
     private init(
         device: DeviceDescriptor, node: String, core: StreamCore, sink: DriverSink, format: StreamFormat, bytesPerLine: Int,
-        wakeFD: Int32, lensFD: DeviceFD?, flashFD: DeviceFD?
+        wakeFD: Int32, lensFD: DeviceFD?, flashFD: DeviceFD?, fourCC: UInt32, field: UInt32
     ) {
+        self.fourCC = fourCC
+        self.field = field
         self.deviceID = device.id
         self.node = node
         self.core = core
@@ -140,7 +147,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         watchesControls = subscribed
     }
 
-    /// Opens, configures and starts streaming `device` (R4: EBUSY anywhere → busy at once).
+    /// Opens and configures `device`, its buffers mapped and queued (R4: EBUSY anywhere → busy at
+    /// once); `startStreaming()` starts it.
     static func open(device: DeviceDescriptor, node: String, request: BindRequest, sink: DriverSink) throws(CameraError) -> V4L2Binding {
         let id = device.id
         func mapped(_ e: V4L2Errno) -> CameraError { e.cameraError(device: "\(id) (\(node))") }
@@ -208,17 +216,10 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 core.maps.append(.init(address: addr, length: Int(b.length)))
                 try fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF(\(i))")
             }
-            var type = Int32(V4L2Formats.captureType)
-            try fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
         } catch {
             core.stop()
-            if error.code == EPIPE {
-                throw CameraError.configurationFailed(
-                    "\(id) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format \(PixelFormat(rawValue: pix.pixelformat)) \(pix.width)x\(pix.height) field \(pix.field)")
-            }
             throw mapped(error)
         }
-        core.markStreaming()
 
         let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard wake >= 0 else {
@@ -229,11 +230,30 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let flash = device.details[V4L2Discovery.Key.flash].flatMap { try? DeviceFD(path: $0) }
         let format = StreamFormat(
             pixelFormat: PixelFormat(rawValue: pix.pixelformat), width: Int(pix.width), height: Int(pix.height), frameRate: rate)
-        let binding = V4L2Binding(
+        return V4L2Binding(
             device: device, node: node, core: core, sink: sink, format: format, bytesPerLine: Int(pix.bytesperline),
-            wakeFD: wake, lensFD: lens, flashFD: flash)
-        binding.start()
-        return binding
+            wakeFD: wake, lensFD: lens, flashFD: flash, fourCC: pix.pixelformat, field: pix.field)
+    }
+
+    /// VIDIOC_STREAMON with every buffer queued, then the streaming thread. Called once, after
+    /// the core applied the desired controls: a control written before STREAMON costs the stream
+    /// nothing (a UVC control transfer issued while isochronous packets flow was seen to take
+    /// 0.2 s under emulation, and its frames were held back until it finished).
+    func startStreaming() throws(CameraError) {
+        guard !closed.value, !started.value else { return }
+        var type = Int32(V4L2Formats.captureType)
+        do {
+            try core.fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
+        } catch {
+            if error.code == EPIPE {
+                throw CameraError.configurationFailed(
+                    "\(deviceID) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format \(PixelFormat(rawValue: fourCC)) \(format.width)x\(format.height) field \(field)")
+            }
+            throw error.cameraError(device: "\(deviceID) (\(node))")
+        }
+        core.markStreaming()
+        started.set(true)
+        start()
     }
 
     private static func configurePipeline(fd: DeviceFD, mediaPath: String, pixfmt: UInt32, size: Size, deviceID: String, node: String) throws(CameraError) {
@@ -448,7 +468,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             guard let z = zoomControl else { return .none }
             // ZOOM_ABSOLUTE's minimum is 1x, factor = value / minimum (ZoomControlMapping).
             let mapping = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: lens.nativeZoomCeiling)
-            guard let applied = try? core.fd.setControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
+            guard let applied = try? core.fd.updateControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
             // S_CTRL hands back the value after the driver's rounding to its step. The frames
             // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
             let appliedFactor = mapping.factor(forValue: Int64(applied))
@@ -497,7 +517,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let target = flashFD ?? (core.fd.queryControl(ControlID.flashLEDMode) != nil ? core.fd : nil)
         guard let target else { return false }
         let mode = on ? Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue) : Int32(V4L2_FLASH_LED_MODE_NONE.rawValue)
-        guard (try? target.setControl(ControlID.flashLEDMode, mode)) != nil,
+        guard (try? target.updateControl(ControlID.flashLEDMode, mode)) != nil,
               let now = try? target.getControl(ControlID.flashLEDMode) else { return false }
         return now == Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue)
     }
@@ -509,13 +529,13 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let hasAbsolute = fd.queryControl(ControlID.focusAbsolute) != nil
         switch mode {
         case .continuous:
-            if hasAuto, (try? fd.setControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
         case .auto:
-            if hasAuto { _ = try? fd.setControl(ControlID.focusAuto, 0) }
+            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
             if hasStart, (try? fd.setControl(ControlID.autoFocusStart, 1)) != nil { return .auto }
-            if hasAuto, (try? fd.setControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
         case .locked, .manual:
-            if hasAuto { _ = try? fd.setControl(ControlID.focusAuto, 0) }
+            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
             if hasStart, fd.queryControl(ControlID.autoFocusStop) != nil { _ = try? fd.setControl(ControlID.autoFocusStop, 1) }
             if mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
         case .fixed:
@@ -542,7 +562,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         guard first else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
-        finished.wait()
+        if started.value { finished.wait() }
         core.stop()
         Glibc.close(wakeFD)
         lensFD?.close()
