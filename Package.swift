@@ -30,6 +30,8 @@ let package = Package(
         .executable(name: "camhal", targets: ["camhal"]),
         .executable(name: "camhal-bench", targets: ["camhal-bench"]),
         .executable(name: "camhal-bench-v4l2", targets: ["camhal-bench-v4l2"]),
+        // camhal-bench's first-frame probe, loaded with LD_PRELOAD into both sides of a comparison.
+        .library(name: "CamHALBenchProbe", type: .dynamic, targets: ["CamHALBenchProbe"]),
     ],
     traits: [
         .trait(name: "GStreamer", description: "The GStreamer backend (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev)."),
@@ -111,6 +113,8 @@ let package = Package(
         // The benchmark (issue 13): CamHAL against each backend's reference tool; not shipped in `camhal`.
         // Its measured child (options, frame take, report), on CamHAL and FoundationEssentials only.
         .target(name: "CamHALBench", dependencies: ["CamHAL"], path: "Sources/CamHALBench"),
+        // Times the first device open and VIDIOC_STREAMON of any process it is preloaded into (C, libc only).
+        .target(name: "CamHALBenchProbe", path: "Sources/CamHALBenchProbe", linkerSettings: [.linkedLibrary("dl")]),
         // The V4L2 child as a V4L2 app is built: CamHAL and CamHALV4L2 alone, so its start-up
         // loads no other backend's libraries and no full Foundation (what the bench times).
         .executableTarget(

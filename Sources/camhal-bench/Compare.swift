@@ -28,11 +28,11 @@ enum Compare {
         var latencyP50Ms: [Double] = []
         var latencyP99Ms: [Double] = []
         var buffers: Int?
-        /// First frame under `strace -f -ttt` (both sides traced the same way; v4l2 only): from the
-        /// process's first open of a /dev/video node (discovery included) and from its
-        /// VIDIOC_STREAMON, to its write of the first frame's line, ms.
-        var tracedOpenToFirstMs: [Double] = []
-        var tracedStartToFirstMs: [Double] = []
+        /// First frame timed by the LD_PRELOAD probe in both processes (v4l2 and libcamera): from
+        /// the process's first open of a device node (discovery included) and from its first
+        /// VIDIOC_STREAMON, to its first frame's line reaching the parent, ms.
+        var probedOpenToFirstMs: [Double] = []
+        var probedStartToFirstMs: [Double] = []
         /// Spawn to exit of a one-frame run, per round, ms: a first-frame figure for tools that
         /// print nothing per frame (gst-launch), start-up and teardown included on both sides.
         var oneFrameRunMs: [Double] = []
@@ -108,18 +108,22 @@ enum Compare {
                 b!.oneFrameRunMs.append(try reference.run(1).wall * 1000)
             }
         }
-        if o.backend == "v4l2", let reference, b != nil, toolOnPath("strace") {
-            // Time to first frame with start-up excluded on both sides: the same syscall trace of
-            // both processes, one N-frame run per round each.
-            for _ in 0..<o.rounds {
-                if let t = try traceFirstFrame([me] + o.childArguments(frames: n), marker: Child.firstFrameMarker) {
-                    a.tracedOpenToFirstMs.append(t.open)
-                    a.tracedStartToFirstMs.append(t.start)
+        if o.backend == "v4l2" || o.backend == "libcamera", let reference, b != nil, let marker = reference.marker {
+            // Time to first frame with start-up excluded on both sides: the same LD_PRELOAD
+            // probe in both processes, one N-frame run per round each.
+            if let probe = probeLibrary() {
+                for _ in 0..<o.rounds {
+                    if let t = try probeFirstFrame([me] + o.childArguments(frames: n), marker: Child.firstFrameMarker, probe: probe) {
+                        a.probedOpenToFirstMs.append(t.open)
+                        a.probedStartToFirstMs.append(t.start)
+                    }
+                    if let t = try probeFirstFrame(reference.argv(n), marker: marker, probe: probe) {
+                        b!.probedOpenToFirstMs.append(t.open)
+                        b!.probedStartToFirstMs.append(t.start)
+                    }
                 }
-                if let marker = reference.marker, let t = try traceFirstFrame(reference.argv(n), marker: marker) {
-                    b!.tracedOpenToFirstMs.append(t.open)
-                    b!.tracedStartToFirstMs.append(t.start)
-                }
+            } else {
+                printError("camhal-bench: libCamHALBenchProbe.so is not built beside camhal-bench (swift build -c release --product CamHALBenchProbe): no first frame from open and STREAMON")
             }
         }
         if o.callgrind {
@@ -245,46 +249,44 @@ enum Compare {
         }
     }
 
-    /// Runs `argv` twice under `strace -f -ttt` (through seccomp, so untraced calls never stop):
-    /// tracing opens and writes, the time from its first open of a /dev/video node to its first
-    /// write holding `marker`; tracing ioctls and writes, from its VIDIOC_STREAMON to that write.
-    /// Two runs, because a traced call costs a stop of its own: traced ioctls would charge
-    /// CamHAL's discovery (hundreds of VIDIOC_ENUM_* calls, which v4l2-ctl does not make) many
-    /// times its real cost; after STREAMON both sides make the same per-frame ioctls. ms; nil
-    /// when a trace lacks one of the calls.
-    static func traceFirstFrame(_ argv: [String], marker: String) throws -> (open: Double, start: Double)? {
-        func trace(_ calls: String) throws -> String? {
-            let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
-            defer { unlink(file) }
-            let r = try Spawn.run(["strace", "-f", "-ttt", "-qq", "--seccomp-bpf", "-s", "64", "-e", "trace=\(calls)",
-                                   "-e", "signal=none", "-o", file] + argv)
-            guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                printError("camhal-bench: strace of \(argv[0]) failed (status \(r.status)): \(r.output.suffix(300))")
-                return nil
-            }
-            return text
+    /// camhal-bench's LD_PRELOAD probe (`libCamHALBenchProbe.so`, Sources/CamHALBenchProbe)
+    /// beside this executable, if built.
+    static func probeLibrary() -> String? {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let so = (me as NSString).deletingLastPathComponent + "/libCamHALBenchProbe.so"
+        return FileManager.default.fileExists(atPath: so) ? so : nil
+    }
+
+    /// Runs `argv` once with the probe preloaded: ms from its first device-node open (discovery
+    /// included) and from its first VIDIOC_STREAMON to the first appearance of `marker` in its
+    /// output, both on CLOCK_MONOTONIC. The same for both sides, and cheap: no stop per syscall,
+    /// as `strace` had (it charged CamHAL's hundreds of discovery ioctls several ms each). nil
+    /// when the run failed or never opened, started or printed.
+    static func probeFirstFrame(_ argv: [String], marker: String, probe: String) throws -> (open: Double, start: Double)? {
+        let file = "/tmp/camhal-bench-probe.\(getpid()).txt"
+        unlink(file)
+        defer { unlink(file) }
+        let r = try Spawn.run(argv, marker: marker, environment: ["LD_PRELOAD": probe, "CAMHAL_BENCH_PROBE": file])
+        guard r.status == 0, let first = r.firstMarkerAt else {
+            printError("camhal-bench: the probed run of \(argv[0]) failed (status \(r.status)): \(r.output.suffix(300))")
+            return nil
         }
-        guard let opens = try trace("openat,write"), let open = firstFrame(inTrace: opens, marker: marker).open,
-              let ioctls = try trace("ioctl,write"), let start = firstFrame(inTrace: ioctls, marker: marker).start else { return nil }
+        let t = firstFrame(probeLog: (try? String(contentsOfFile: file, encoding: .utf8)) ?? "", markerAt: first)
+        guard let open = t.open, let start = t.start else { return nil }
         return (open, start)
     }
 
-    /// From an `strace -f -ttt` trace: ms from the first open of a /dev/video node and from the
-    /// first VIDIOC_STREAMON to the first write holding `marker`; each nil when its call is not in
-    /// the trace or comes after the write.
-    static func firstFrame(inTrace text: String, marker: String) -> (open: Double?, start: Double?) {
-        var open: Double?, start: Double?, first: Double?
+    /// From the probe's log ("open SECONDS", "streamon SECONDS", CLOCK_MONOTONIC): ms from each
+    /// to `markerAt`; nil when the event is missing or came after the marker.
+    static func firstFrame(probeLog text: String, markerAt: Double) -> (open: Double?, start: Double?) {
+        var open: Double?, start: Double?
         for line in text.split(separator: "\n") {
-            // "PID SECONDS.MICROS call(args) = result"; "<unfinished ...>" halves count at their start.
-            let fields = line.split(separator: " ", maxSplits: 2)
-            guard fields.count == 3, let t = Double(fields[1]) else { continue }
-            let call = fields[2]
-            if open == nil, call.hasPrefix("openat("), call.contains("\"/dev/video") { open = t }
-            if start == nil, call.hasPrefix("ioctl("), call.contains("VIDIOC_STREAMON") { start = t }
-            if first == nil, call.hasPrefix("write("), call.contains(marker) { first = t }
+            let f = line.split(separator: " ")
+            guard f.count == 2, let t = Double(f[1]) else { continue }
+            if f[0] == "open", open == nil { open = t }
+            if f[0] == "streamon", start == nil { start = t }
         }
-        guard let first else { return (nil, nil) }
-        func since(_ t: Double?) -> Double? { t.flatMap { $0 <= first ? (first - $0) * 1000 : nil } }
+        func since(_ t: Double?) -> Double? { t.flatMap { $0 <= markerAt ? (markerAt - $0) * 1000 : nil } }
         return (since(open), since(start))
     }
 
@@ -328,9 +330,9 @@ enum Compare {
             if let x = median(r.camhal.oneFrameRunMs), let y = median(ref.oneFrameRunMs), y > 0 {
                 s += String(format: ", a one-frame run spawn to exit %.0f vs %.0f ms (%.2fx)", x, y, x / y)
             }
-            if let x = median(r.camhal.tracedOpenToFirstMs), let y = median(ref.tracedOpenToFirstMs), y > 0,
-               let u = median(r.camhal.tracedStartToFirstMs), let v = median(ref.tracedStartToFirstMs), v > 0 {
-                s += String(format: ", first frame under strace from open %.0f vs %.0f ms (%.2fx), from STREAMON %.0f vs %.0f ms (%.2fx)",
+            if let x = median(r.camhal.probedOpenToFirstMs), let y = median(ref.probedOpenToFirstMs), y > 0,
+               let u = median(r.camhal.probedStartToFirstMs), let v = median(ref.probedStartToFirstMs), v > 0 {
+                s += String(format: ", first frame (probe) from device open %.1f vs %.1f ms (%.2fx), from STREAMON %.1f vs %.1f ms (%.2fx)",
                             x, y, x / y, u, v, u / v)
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {

@@ -14,14 +14,16 @@ struct ChildRun {
     var wall: Double
     /// Seconds from spawn to the first appearance of the marker in the child's output, if any.
     var firstMarker: Double?
+    /// When the marker first appeared, on CLOCK_MONOTONIC (`monotonicNow()`), if it did.
+    var firstMarkerAt: Double?
     /// Standard output and error, merged.
     var output: String
 }
 
 enum Spawn {
     /// Runs `argv` (argv[0] looked up in PATH), merging its stdout and stderr into a pipe read here;
-    /// notes when `marker` first appears in that output.
-    static func run(_ argv: [String], marker: String? = nil) throws -> ChildRun {
+    /// notes when `marker` first appears in that output. `environment` is added to this process's.
+    static func run(_ argv: [String], marker: String? = nil, environment: [String: String] = [:]) throws -> ChildRun {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         var actions = posix_spawn_file_actions_t()
@@ -33,16 +35,20 @@ enum Spawn {
         posix_spawn_file_actions_addclose(&actions, fds[1])
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { for arg in cArgs { free(arg) } }
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for e in cEnv { free(e) } }
         var pid: pid_t = 0
         let t0 = monotonicNow()
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, environ)
+        let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])
             throw BenchError("cannot run '\(argv[0])': \(String(cString: strerror(rc)))")
         }
         var output = [UInt8]()
-        var firstMarker: Double?
+        var firstMarker: Double?, firstMarkerAt: Double?
         let markerBytes = marker.map { Array($0.utf8) }
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -51,7 +57,8 @@ enum Spawn {
             if n <= 0 { break }
             output.append(contentsOf: chunk[0..<n])
             if firstMarker == nil, let m = markerBytes, contains(output.suffix(n + m.count), m) {
-                firstMarker = monotonicNow() - t0
+                firstMarkerAt = monotonicNow()
+                firstMarker = firstMarkerAt.map { $0 - t0 }
             }
         }
         close(fds[0])
@@ -64,7 +71,7 @@ enum Spawn {
         // WIFEXITED / WEXITSTATUS, spelled out (the C macros are not imported).
         let exit: Int32 = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return ChildRun(status: exit, cpu: cpu, maxRSSKiB: Int(usage.ru_maxrss), wall: wall,
-                        firstMarker: firstMarker, output: String(decoding: output, as: UTF8.self))
+                        firstMarker: firstMarker, firstMarkerAt: firstMarkerAt, output: String(decoding: output, as: UTF8.self))
     }
 
     private static func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {

@@ -75,25 +75,36 @@ struct FrameTakeTests {
         #expect(take.buffers.count == 1 && take.firstArrival != nil && take.latencies.isEmpty)
     }
 
-    /// The strace-timed first frame, read the same way for both sides: would catch taking a
-    /// /dev/media open or a later STREAMON as the start, or a trace without a frame passing.
-    @Test("first frame from open and from STREAMON, read from an strace -f -ttt trace")
-    func firstFrameFromTrace() throws {
-        let trace = """
-            100 10.000000 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
-            100 10.500000 openat(AT_FDCWD, "/dev/media0", O_RDWR) = 4
-            101 10.600000 openat(AT_FDCWD, "/dev/video0", O_RDWR|O_NONBLOCK) = 5
-            101 10.700000 ioctl(5, VIDIOC_STREAMON, [V4L2_BUF_TYPE_VIDEO_CAPTURE]) = 0
-            102 10.750000 write(2, "<", 1) = 1
-            101 10.900000 ioctl(5, VIDIOC_STREAMON, [V4L2_BUF_TYPE_VIDEO_CAPTURE]) = 0
-            """
-        let t = Compare.firstFrame(inTrace: trace, marker: "<")
+    /// The probe-timed first frame, read the same way for both sides: would catch taking a later
+    /// STREAMON (a restart) as the start, or a run whose open or STREAMON came after its first
+    /// frame's line (a stale log) passing.
+    @Test("first frame from device open and from STREAMON, read from the LD_PRELOAD probe's log")
+    func firstFrameFromProbeLog() throws {
+        let log = "open 10.500000000\nstreamon 10.700000000\nstreamon 10.900000000\n"
+        let t = Compare.firstFrame(probeLog: log, markerAt: 10.75)
         let open = try #require(t.open), start = try #require(t.start)
-        #expect(abs(open - 150) < 1e-6 && abs(start - 50) < 1e-6, "\(t)")
-        let noFrame = Compare.firstFrame(inTrace: trace, marker: "camhal-bench: first frame")
-        #expect(noFrame.open == nil && noFrame.start == nil)
-        let onlyWrite = Compare.firstFrame(inTrace: "101 1.0 write(1, \"<\", 1) = 1", marker: "<")
-        #expect(onlyWrite.open == nil && onlyWrite.start == nil)
+        #expect(abs(open - 250) < 1e-6 && abs(start - 50) < 1e-6, "\(t)")
+        let late = Compare.firstFrame(probeLog: log, markerAt: 10.6)
+        #expect(late.open != nil && late.start == nil)
+        let empty = Compare.firstFrame(probeLog: "", markerAt: 10)
+        #expect(empty.open == nil && empty.start == nil)
+    }
+
+    /// The probe itself, preloaded into a process that opens a device node and one that does not:
+    /// would catch an interposer that libc's fortified open (`__open_2`, v4l2-ctl's) or Swift's
+    /// open bypasses, or one that notes any file.
+    @Test("the LD_PRELOAD probe notes the first device open only")
+    func probeNotesDeviceOpens() throws {
+        let probe = try #require(Compare.probeLibrary(), "libCamHALBenchProbe.so is not built beside the tests (swift build builds it)")
+        let log = "/tmp/camhal-bench-probe-test.\(getpid()).txt"
+        defer { unlink(log) }
+        for (path, expected) in [("/etc/hostname", false), ("/dev/video-camhal-none", true)] {
+            unlink(log)
+            let r = try Spawn.run(["sh", "-c", "cat \(path) >/dev/null 2>&1; true"], environment: ["LD_PRELOAD": probe, "CAMHAL_BENCH_PROBE": log])
+            #expect(r.status == 0)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(text.hasPrefix("open ") == expected, "\(path): '\(text)'")
+        }
     }
 
     /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
