@@ -261,7 +261,7 @@ extension Camera {
     /// effect (M1), crops in the frame path (Z5), keeps timestamps monotonic and counts drops (R5),
     /// then fans the frame out to the handler and every stream (R6).
     func handleFrame(_ frame: Frame, generation: UInt64) {
-        let now = Date()
+        let now = Seconds.coarseNow()
         let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int)? in
             guard g.accepting, g.generation == generation else { return nil }
             g.lastFrameAt = now
@@ -298,7 +298,7 @@ extension Camera {
         for q in queues {
             if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }
             q.push(frame) { [gate] in gate.withLock { $0.accepting && $0.generation == generation } }
-            if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Date() } }
+            if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Seconds.coarseNow() } }
         }
     }
 

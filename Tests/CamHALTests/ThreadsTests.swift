@@ -1,4 +1,5 @@
 import CamHAL
+import Foundation
 import CamHALTestSupport
 import Testing
 
@@ -50,4 +51,16 @@ struct ThreadsTests {
         }
         #expect(outcome?.signalled == true && outcome?.timedOut == true, "\(String(describing: outcome))")
     }
+
+    /// The frame path's coarse wall clock (Seconds.coarseNow) is the wall clock, at most a few
+    /// ticks old: would catch a monotonic clock (a date in 1970) or a stale cache read there,
+    /// which would make the watchdog see every running stream as silent.
+    @Test("coarseNow is the wall clock within a few ticks")
+    func coarseNowIsTheWallClock() {
+        let before = Date()
+        let coarse = Seconds.coarseNow()
+        let after = Date()
+        #expect(coarse.timeIntervalSince(before) > -0.05 && coarse <= after, "coarse \(coarse), precise \(before)...\(after)")
+    }
 }
+
