@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALTestSupport
 @testable import CamHALV4L2
 import Foundation
 import Glibc
@@ -152,4 +153,63 @@ struct V4L2WebcamTests {
         #expect(within(5) { c.lock.withLock { c.events.contains(.controlsChanged(zoomFactor: 3, focusMode: nil)) } }, "\(c.lock.withLock { c.events })")
         #expect(c.lock.withLock { c.events.allSatisfy { $0 != .controlsChanged(zoomFactor: 2, focusMode: nil) } }, "own change echoed")
     }
+
+    /// P1 on a webcam, and the first frame's cost: a start at the values the device already holds
+    /// writes no control (each write is a USB transfer to the camera; written after STREAMON, as
+    /// they were, they held the first frames back 0.2 s under emulation), and a zoom asked for is
+    /// written once. Would catch a session writing every desired control on each start again.
+    @Test func aStartAtTheDevicesOwnValuesWritesNoControl() async throws {
+        let cam = try #require(webcams().first)
+        let d = try #require(cam.device)
+        // The emulator's count of control SET_CUR requests (its control socket, asked off the pool).
+        func writes() async throws -> Int {
+            let status = try await offPool { Result { try cam.ctl("status") } }.get()
+            let field = status.split(separator: " ").first { $0.hasPrefix("controlWrites=") }
+            return try #require(field.flatMap { Int($0.dropFirst("controlWrites=".count)) }, "no controlWrites in '\(status)'")
+        }
+        let camera = Camera(backend: V4L2Backend(), device: d)
+        func startAndAwait(_ ready: @escaping @Sendable (CameraState) -> Bool) async -> Bool {
+            let states = camera.stateUpdates()
+            camera.start()
+            return await CamHALTestSupport.within(20) {
+                for await s in states where ready(s) || s.status == .error { return s.status != .error }
+                return false
+            } ?? false
+        }
+        // The first start brings the device to the session's values (an earlier test moved some).
+        #expect(await startAndAwait { $0.isPreviewActive })
+        await camera.stop()
+        // uvcvideo itself re-sends controls set earlier (zoom, by an earlier test) when a stream
+        // starts: what a stream start and stop cost without any CamHAL control is the baseline.
+        var before = try await writes()
+        let rawStreamed = await offPool { () -> Result<Bool, CameraError> in
+            let raw = Collector()
+            do throws(CameraError) {
+                let binding = try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: raw.sink)
+                defer { binding.close() }
+                return .success(raw.wait(frames: 2))
+            } catch {
+                return .failure(error)
+            }
+        }
+        #expect(try rawStreamed.get())
+        let kernelWrites = try await writes() - before
+        before = try await writes()
+        #expect(await startAndAwait { $0.isPreviewActive })
+        await camera.stop()
+        let again = try await writes() - before - kernelWrites
+        #expect(again == 0, "a start at the device's own values wrote \(again) control(s) beyond the \(kernelWrites) uvcvideo sends")
+        if d.zoomMethod == .optical {
+            before = try await writes()
+            #expect(await startAndAwait { $0.isPreviewActive })
+            let states = camera.stateUpdates()
+            camera.setZoomRatio(2)
+            #expect(await CamHALTestSupport.within(10) { for await s in states where s.zoomRatio == 2 { return true }; return false } ?? false)
+            await camera.stop()
+            let zoomWrites = try await writes() - before - kernelWrites
+            #expect(zoomWrites == 1, "zoom 2x took \(zoomWrites) writes beyond the \(kernelWrites) uvcvideo sends")
+        }
+        await camera.stop()
+    }
 }
+

@@ -285,6 +285,8 @@ static struct {
     uint32_t pts;
     uint64_t next_frame_ns, stall_until_ns;
     uint64_t counter, sent;
+    /* camera-terminal and processing-unit SET_CUR requests taken (not probe/commit) */
+    uint64_t control_writes;
     int drop_n, corrupt_n, truncate_n, badfid_n;
     /* scene cache */
     uint8_t *scene;          /* YUYV of the current format/frame/zoom */
@@ -556,6 +558,7 @@ static int ctrl_set(int unit, int sel, const uint8_t *in, uint32_t len) {
         if (d->is_signed && d->vsize == 1) x = (int8_t)raw;
         v->cur = x;
         found = true;
+        D.control_writes++;
         logmsg("SET_CUR %s = %d", d->name, x);
         if (!strcmp(d->name, "zoom_absolute") || d->selector == 0x0d) D.scene_dirty = true;
     }
@@ -1033,8 +1036,8 @@ static void command(int fd, char *line) {
     long v = 0;
     if (!strcmp(cmd, "status")) {
         const FrameDesc *fr = cur_frame();
-        reply(fd, "ok %s frames=%llu format=%s %ux%u", D.plugged ? "plugged" : "unplugged", (unsigned long long)D.sent, fourcc(),
-              fr->width, fr->height);
+        reply(fd, "ok %s frames=%llu format=%s %ux%u controlWrites=%llu", D.plugged ? "plugged" : "unplugged",
+              (unsigned long long)D.sent, fourcc(), fr->width, fr->height, (unsigned long long)D.control_writes);
         return;
     }
     bool takes_arg = strcmp(cmd, "unplug") && strcmp(cmd, "replug");
