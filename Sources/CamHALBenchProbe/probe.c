@@ -2,8 +2,9 @@
 // comparison (the CamHAL child and the reference tool), so both are timed the same way at almost
 // no cost: it interposes open/openat and ioctl and writes, to the file named by
 // $CAMHAL_BENCH_PROBE, the CLOCK_MONOTONIC time of the process's first open of a device node
-// (/dev/video*, /dev/media*, /dev/v4l-subdev*: discovery included) and of its first
-// VIDIOC_STREAMON. The parent notes, on the same clock, when the first frame's line reaches it.
+// (/dev/video*, /dev/media*, /dev/v4l-subdev*: discovery included), of its first
+// VIDIOC_STREAMON and of its first successful VIDIOC_DQBUF (what the driver took; the rest up to
+// the first frame's line is the library's delivery). The parent notes, on the same clock, when the first frame's line reaches it.
 // This replaces timing under strace, whose stop per traced call charged CamHAL's discovery
 // (hundreds of VIDIOC_ENUM_* calls) many times its real cost.
 #define _GNU_SOURCE
@@ -22,7 +23,7 @@
 
 #include "camhal_bench_probe.h"
 
-static atomic_int opened, streamed;
+static atomic_int opened, streamed, dequeued;
 
 /// Appends "<what> <seconds>\n" to $CAMHAL_BENCH_PROBE with raw syscalls (no recursion into the
 /// interposed open).
@@ -126,7 +127,9 @@ int ioctl(int fd, unsigned long request, ...) {
     void *arg = va_arg(ap, void *);
     va_end(ap);
     if (request == VIDIOC_STREAMON && atomic_exchange(&streamed, 1) == 0) note("streamon");
-    return real(fd, request, arg);
+    int r = real(fd, request, arg);
+    if (request == VIDIOC_DQBUF && r == 0 && atomic_exchange(&dequeued, 1) == 0) note("dqbuf");
+    return r;
 }
 
 int camhal_bench_probe_version(void) { return 1; }

@@ -33,6 +33,8 @@ enum Compare {
         /// VIDIOC_STREAMON, to its first frame's line reaching the parent, ms.
         var probedOpenToFirstMs: [Double] = []
         var probedStartToFirstMs: [Double] = []
+        /// From the first successful VIDIOC_DQBUF to the first frame's line: the delivery.
+        var probedDequeueToFirstMs: [Double] = []
         /// Spawn to exit of a one-frame run, per round, ms: a first-frame figure for tools that
         /// print nothing per frame (gst-launch), start-up and teardown included on both sides.
         var oneFrameRunMs: [Double] = []
@@ -116,10 +118,12 @@ enum Compare {
                     if let t = try probeFirstFrame([me] + o.childArguments(frames: n), marker: Child.firstFrameMarker, probe: probe) {
                         a.probedOpenToFirstMs.append(t.open)
                         a.probedStartToFirstMs.append(t.start)
+                        if let d = t.dequeue { a.probedDequeueToFirstMs.append(d) }
                     }
                     if let t = try probeFirstFrame(reference.argv(n), marker: marker, probe: probe) {
                         b!.probedOpenToFirstMs.append(t.open)
                         b!.probedStartToFirstMs.append(t.start)
+                        if let d = t.dequeue { b!.probedDequeueToFirstMs.append(d) }
                     }
                 }
             } else {
@@ -262,7 +266,7 @@ enum Compare {
     /// output, both on CLOCK_MONOTONIC. The same for both sides, and cheap: no stop per syscall,
     /// as `strace` had (it charged CamHAL's hundreds of discovery ioctls several ms each). nil
     /// when the run failed or never opened, started or printed.
-    static func probeFirstFrame(_ argv: [String], marker: String, probe: String) throws -> (open: Double, start: Double)? {
+    static func probeFirstFrame(_ argv: [String], marker: String, probe: String) throws -> (open: Double, start: Double, dequeue: Double?)? {
         let file = "/tmp/camhal-bench-probe.\(getpid()).txt"
         unlink(file)
         defer { unlink(file) }
@@ -273,21 +277,22 @@ enum Compare {
         }
         let t = firstFrame(probeLog: (try? String(contentsOfFile: file, encoding: .utf8)) ?? "", markerAt: first)
         guard let open = t.open, let start = t.start else { return nil }
-        return (open, start)
+        return (open, start, t.dequeue)
     }
 
-    /// From the probe's log ("open SECONDS", "streamon SECONDS", CLOCK_MONOTONIC): ms from each
-    /// to `markerAt`; nil when the event is missing or came after the marker.
-    static func firstFrame(probeLog text: String, markerAt: Double) -> (open: Double?, start: Double?) {
-        var open: Double?, start: Double?
+    /// From the probe's log ("open SECONDS", "streamon SECONDS", "dqbuf SECONDS", CLOCK_MONOTONIC):
+    /// ms from each to `markerAt`; nil when the event is missing or came after the marker.
+    static func firstFrame(probeLog text: String, markerAt: Double) -> (open: Double?, start: Double?, dequeue: Double?) {
+        var open: Double?, start: Double?, dequeue: Double?
         for line in text.split(separator: "\n") {
             let f = line.split(separator: " ")
             guard f.count == 2, let t = Double(f[1]) else { continue }
             if f[0] == "open", open == nil { open = t }
             if f[0] == "streamon", start == nil { start = t }
+            if f[0] == "dqbuf", dequeue == nil { dequeue = t }
         }
         func since(_ t: Double?) -> Double? { t.flatMap { $0 <= markerAt ? (markerAt - $0) * 1000 : nil } }
-        return (since(open), since(start))
+        return (since(open), since(start), since(dequeue))
     }
 
     static func median(_ xs: [Double]) -> Double? {
@@ -334,6 +339,9 @@ enum Compare {
                let u = median(r.camhal.probedStartToFirstMs), let v = median(ref.probedStartToFirstMs), v > 0 {
                 s += String(format: ", first frame (probe) from device open %.1f vs %.1f ms (%.2fx), from STREAMON %.1f vs %.1f ms (%.2fx)",
                             x, y, x / y, u, v, u / v)
+                if let p = median(r.camhal.probedDequeueToFirstMs), let q = median(ref.probedDequeueToFirstMs) {
+                    s += String(format: " (of which first DQBUF to the line %.1f vs %.1f ms)", p, q)
+                }
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {
                 s += String(format: ", instructions/frame %.3fx", x / y)

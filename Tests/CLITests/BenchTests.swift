@@ -80,10 +80,10 @@ struct FrameTakeTests {
     /// frame's line (a stale log) passing.
     @Test("first frame from device open and from STREAMON, read from the LD_PRELOAD probe's log")
     func firstFrameFromProbeLog() throws {
-        let log = "open 10.500000000\nstreamon 10.700000000\nstreamon 10.900000000\n"
+        let log = "open 10.500000000\nstreamon 10.700000000\ndqbuf 10.740000000\nstreamon 10.900000000\n"
         let t = Compare.firstFrame(probeLog: log, markerAt: 10.75)
-        let open = try #require(t.open), start = try #require(t.start)
-        #expect(abs(open - 250) < 1e-6 && abs(start - 50) < 1e-6, "\(t)")
+        let open = try #require(t.open), start = try #require(t.start), dequeue = try #require(t.dequeue)
+        #expect(abs(open - 250) < 1e-6 && abs(start - 50) < 1e-6 && abs(dequeue - 10) < 1e-6, "\(t)")
         let late = Compare.firstFrame(probeLog: log, markerAt: 10.6)
         #expect(late.open != nil && late.start == nil)
         let empty = Compare.firstFrame(probeLog: "", markerAt: 10)
