@@ -262,7 +262,7 @@ extension Camera {
     /// then fans the frame out to the handler and every stream (R6).
     func handleFrame(_ frame: Frame, generation: UInt64) {
         let now = Seconds.coarseNow()
-        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int)? in
+        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect)? in
             guard g.accepting, g.generation == generation else { return nil }
             g.lastFrameAt = now
             let notify = !g.firstSeen || g.interrupted
@@ -272,13 +272,15 @@ extension Camera {
             let (t, report) = g.timeline.frame(
                 sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
             g.lastSequence = frame.sequence
-            return (g.settings(for: frame), notify, t, report)
+            let settings = g.settings(for: frame)
+            let visible = g.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
+            return (settings, notify, t, report, visible)
         }
         guard let routed else { return }
         let s = routed.settings
         frame.timestamp = routed.timestamp
         let frameCrop = NormalizedRect.centered(zoomFactor: s.frameCropFactor)
-        frame.visibleRect = PixelRect.from(frameCrop, width: frame.width, height: frame.height)
+        frame.visibleRect = routed.visible
         frame.lens = s.lens
         frame.metadata = FrameMetadata(
             sequence: frame.sequence, timestamp: routed.timestamp, driverTimestamp: frame.metadata.driverTimestamp,

@@ -202,6 +202,17 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var lastSequence: UInt64?
         var frameInterval: Double = 1.0 / 30
         var timeline = FrameTimeline()
+        /// The frame-path crop in pixels for the last frame-crop factor and frame size: settings
+        /// change far less often than frames come, so it is computed once per change.
+        var visible: (factor: Double, width: Int, height: Int, rect: PixelRect)?
+
+        /// The pixels a frame of `width` x `height` shows at frame-crop `factor` (Z5).
+        mutating func visibleRect(factor: Double, width: Int, height: Int) -> PixelRect {
+            if let v = visible, v.factor == factor, v.width == width, v.height == height { return v.rect }
+            let rect = PixelRect.from(.centered(zoomFactor: factor), width: width, height: height)
+            visible = (factor, width, height, rect)
+            return rect
+        }
     }
 
     /// Frame counters of a session since its last `stop()` (R5).
