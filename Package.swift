@@ -68,7 +68,10 @@ let package = Package(
             name: "CamHALPipeWireShim", dependencies: [dependency("CPipeWire", when: "PipeWire")],
             path: "Backends/PipeWire/Shim", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
         .target(
-            name: "CamHALPipeWire", dependencies: ["CamHAL", dependency("CamHALPipeWireShim", when: "PipeWire")],
+            name: "CamHALPipeWire",
+            // CamHALV4L2: the V4L2 control semantics (zoom_absolute, focus, exposure...), which
+            // SPA's v4l2 plugin exposes on its nodes by V4L2 control ID.
+            dependencies: ["CamHAL", "CamHALV4L2", "CV4L2", dependency("CamHALPipeWireShim", when: "PipeWire")],
             path: "Backends/PipeWire/Sources"),
         // A PipeWire camera node for the tests and benchmarks (scripts/pipewire-session camera).
         .executableTarget(

@@ -47,9 +47,11 @@ final class PipeWireSession: @unchecked Sendable {
     deinit { stop() }
 
     /// Adds a test camera node `name` (`camhal-pw-testcam`: YUY2/NV12 at 640x480, 320x240 and
-    /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph.
-    func addCamera(_ name: String) async throws {
-        try await Self.run(["camera", directory, name, Self.producer])
+    /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph. With
+    /// `controls`, the node also publishes controls (PropInfo and Props params, see
+    /// `Tests/PipeWireTestCamera/main.c`).
+    func addCamera(_ name: String, controls: Bool = false) async throws {
+        try await Self.run(["camera", directory, name, Self.producer] + (controls ? ["--controls"] : []))
     }
 
     /// SIGKILLs one of the session's processes (`pipewire`, `wireplumber`, `camera-<name>`).

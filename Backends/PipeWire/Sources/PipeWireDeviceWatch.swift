@@ -33,10 +33,7 @@ enum PipeWireDeviceWatch {
                     let now = Set(nodes.values.map(id(of:)))
                     for gone in present.subtracting(now) { handler(.removed(id: gone)) }
                     for node in nodes.values where !present.contains(id(of: node)) {
-                        let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
-                        let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
-                        backend.remember(id: d.id, serial: node.serial)
-                        handler(.added(d))
+                        handler(.added(backend.describe(node, id: id(of: node), on: c)))
                     }
                     present = now
                     continue
@@ -49,10 +46,8 @@ enum PipeWireDeviceWatch {
                     let node = PipeWireNode(globalID: ev.id, serial: ev.serial, props: ev.props)
                     guard node.isCamera else { continue }
                     nodes[node.globalID] = node
-                    let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
-                    let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
+                    let d = backend.describe(node, id: id(of: node), on: c)
                     present.insert(d.id)
-                    backend.remember(id: d.id, serial: node.serial)
                     handler(.added(d))
                 case Int(CAMHAL_PW_EV_REMOVED):
                     guard let node = nodes[ev.id] else { continue }
