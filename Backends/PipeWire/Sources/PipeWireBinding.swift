@@ -235,8 +235,14 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
         return image.applyWhiteBalance(request, fd: access)
     }
 
+    /// power_line_frequency. Asked to leave the device's own mode (nil) on a node that does not
+    /// report it (PipeWire 0.3.65's v4l2 nodes), the control's default is written, so the snapshot
+    /// says what the device does instead of nothing.
     func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? {
         guard let access, let image = imageControls else { return nil }
+        if mode == nil, !access.reportsValue(V4L2ImageControls.powerLineID), let fallback = image.defaultAntiFlicker(fd: access) {
+            return image.applyAntiFlicker(fallback, fd: access)
+        }
         return image.applyAntiFlicker(mode, fd: access)
     }
 

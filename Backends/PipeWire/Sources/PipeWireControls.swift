@@ -179,6 +179,10 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
     private let writer: @Sendable (PipeWireControls.Entry, Int64) -> String?
     /// Known values by PropInfo id: reported by the node or written here.
     private let values: Locked<[UInt32: Int64]>
+    /// Values written here whose echo (the node's Props param announcing them) has not come yet,
+    /// oldest first, by PipeWire id: an echo is not another client's change. Seen: a zoom flood
+    /// (Q1a) read the echo of an earlier write, arriving after a later one, as an external zoom.
+    private let unechoed = Locked([UInt32: [Int64]]())
 
     init(_ controls: PipeWireControls, writer: @escaping @Sendable (PipeWireControls.Entry, Int64) -> String?) {
         self.controls = controls
@@ -190,9 +194,18 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
 
     /// Records values the node reported (a Props param); returns the V4L2 IDs whose value changed.
     func update(reported: [(propID: UInt32, value: Int64)]) -> [(v4l2ID: UInt32, value: Int64)] {
-        values.withLock { known in
+        let echoes = unechoed.withLock { pending -> Set<UInt32> in
+            var echoes: Set<UInt32> = []
+            for r in reported {
+                guard let i = pending[r.propID]?.firstIndex(of: r.value) else { continue }
+                pending[r.propID]?.removeFirst(i + 1)
+                echoes.insert(r.propID)
+            }
+            return echoes
+        }
+        return values.withLock { known in
             var changed: [(UInt32, Int64)] = []
-            for r in reported where known[r.propID] != r.value {
+            for r in reported where !echoes.contains(r.propID) && known[r.propID] != r.value {
                 known[r.propID] = r.value
                 if controls.entries.contains(where: { $0.propID == r.propID }), let id = PipeWireControls.v4l2ID(propID: r.propID) {
                     changed.append((id, r.value))
@@ -200,6 +213,12 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
             }
             return changed
         }
+    }
+
+    /// Whether V4L2 control `id` has a known value (reported by the node or written here).
+    func reportsValue(_ id: UInt32) -> Bool {
+        guard let e = controls.entry(v4l2ID: id) else { return false }
+        return values.withLock { $0[e.propID] != nil }
     }
 
     func queryControl(_ id: UInt32) -> ControlInfo? {
@@ -235,8 +254,10 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
         }
         // Known before the write: the node's Props param announcing it may arrive while it runs.
         let before = values.withLock { known -> Int64? in defer { known[e.propID] = stored }; return known[e.propID] }
+        unechoed.withLock { $0[e.propID, default: []] = Array(($0[e.propID] ?? []).suffix(7)) + [stored] }
         if let refusal = writer(e, stored) {
             values.withLock { $0[e.propID] = before }
+            unechoed.withLock { _ = $0[e.propID]?.popLast() }
             throw V4L2Errno(EIO, "PipeWire set_param(Props) \(e.displayName): \(refusal)")
         }
         return Int32(clamping: stored)

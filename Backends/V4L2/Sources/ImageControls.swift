@@ -20,7 +20,9 @@ package struct V4L2ImageControls: Sendable {
     static let lockID = UInt32(V4L2_CID_3A_LOCK)
     static let autoWhiteBalanceID = UInt32(V4L2_CID_AUTO_WHITE_BALANCE)
     static let temperatureID = UInt32(V4L2_CID_WHITE_BALANCE_TEMPERATURE)
-    static let powerLineID = UInt32(V4L2_CID_POWER_LINE_FREQUENCY)
+    package static let powerLineID = UInt32(V4L2_CID_POWER_LINE_FREQUENCY)
+    /// The anti-flicker mode of each power_line_frequency menu entry (V4L2_CID_POWER_LINE_FREQUENCY_*).
+    static let antiFlickerByEntry: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
 
     static let manualEntry = Int32(V4L2_EXPOSURE_MANUAL.rawValue)
     static let lockExposure = Int32(V4L2_LOCK_EXPOSURE)
@@ -56,8 +58,7 @@ package struct V4L2ImageControls: Sendable {
         hasAutoWhiteBalance = fd.queryControl(Self.autoWhiteBalanceID) != nil
         temperature = fd.queryControl(Self.temperatureID)
         if fd.queryControl(Self.powerLineID) != nil {
-            let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
-            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { modes[Int($0)] }
+            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { Self.antiFlickerByEntry[Int($0)] }
         }
     }
 
@@ -167,9 +168,16 @@ package struct V4L2ImageControls: Sendable {
     /// Writes power_line_frequency (nil: leaves it) and reads it back.
     package func applyAntiFlicker(_ mode: AntiFlickerMode?, fd: some V4L2ControlAccess) -> AntiFlickerMode? {
         guard !antiFlickerModes.isEmpty else { return nil }
-        let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
+        let modes = Self.antiFlickerByEntry
         if let mode, let index = modes.firstIndex(of: mode) { _ = try? fd.setControl(Self.powerLineID, Int32(index)) }
         guard let v = try? fd.getControl(Self.powerLineID), modes.indices.contains(Int(v)) else { return nil }
         return modes[Int(v)]
+    }
+
+    /// The anti-flicker mode of power_line_frequency's default entry: what a device whose current
+    /// value cannot be read (the pipewire backend's v4l2 nodes) is set to rather than guessed.
+    package func defaultAntiFlicker(fd: some V4L2ControlAccess) -> AntiFlickerMode? {
+        guard let d = fd.queryControl(Self.powerLineID)?.defaultValue, Self.antiFlickerByEntry.indices.contains(Int(d)) else { return nil }
+        return Self.antiFlickerByEntry[Int(d)]
     }
 }
