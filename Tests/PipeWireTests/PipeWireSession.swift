@@ -29,12 +29,19 @@ final class PipeWireSession: @unchecked Sendable {
     /// - Parameter spaSource: also add a camera node of this name inside the daemon (SPA's
     ///   videotestsrc under an adapter, `scripts/pipewire-session --spa-source`): a source that
     ///   reuses its buffers as the session manager's v4l2 device nodes do.
-    init(spaSource: String? = nil) async throws {
+    /// - Parameter portal: also start xdg-desktop-portal (the camera portal) with a stand-in
+    ///   permission dialog answering `grant` or `deny` (`scripts/pipewire-session --portal`).
+    init(spaSource: String? = nil, portal: String? = nil) async throws {
         var template = Array("/tmp/camhal-pw.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SessionError("mkdtemp failed: \(String(cString: strerror(errno)))") }
         directory = String(cString: made)
-        try await Self.run(["start", directory, String(getpid())] + (spaSource.map { ["--spa-source", $0] } ?? []))
+        try await Self.run(
+            ["start", directory, String(getpid())] + (spaSource.map { ["--spa-source", $0] } ?? [])
+                + (portal.map { ["--portal", $0, Self.builtTool("camhal-portal-access-stub")] } ?? []))
     }
+
+    /// The session bus's address (where the portal is, when started with one).
+    var bus: String { "unix:path=\(directory)/bus" }
 
     /// One session with the test camera `camhal-test`, shared by the tests that leave the daemon
     /// running; started on first use, stopped when the test process exits.

@@ -141,7 +141,16 @@ struct camhal_pw_conn {
     struct spa_hook props_listener;
     struct prop_values *props;
     int props_serial, props_seen;
+    /// Client globals the registry showed (a portal remote sees its own once it is granted).
+    uint32_t clients_seen[64];
+    int n_clients_seen;
 };
+
+/// Whether the registry showed client `id` (loop locked).
+static int saw_client(camhal_pw_conn *c, uint32_t id) {
+    for (int i = 0; i < c->n_clients_seen; i++) if (c->clients_seen[i] == id) return 1;
+    return 0;
+}
 
 static void push_event(camhal_pw_conn *c, int type, struct node *n) {
     if (!c->watching) return;
@@ -158,6 +167,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
                       const struct spa_dict *props) {
     (void)permissions; (void)version;
     camhal_pw_conn *c = data;
+    if (strcmp(type, PW_TYPE_INTERFACE_Client) == 0 && c->n_clients_seen < (int)SPA_N_ELEMENTS(c->clients_seen)) {
+        c->clients_seen[c->n_clients_seen++] = id;
+        pw_thread_loop_signal(c->loop, false);
+    }
     if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
     const char *klass = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
     if (!klass || strncmp(klass, "Video/Source", 12) != 0) return;
@@ -329,6 +342,16 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
     pw_registry_add_listener(c->registry, &c->registry_listener, &registry_events, c);
     int r = roundtrip(c, timeout_ms);
+    if (r == 0 && fd >= 0 && own_fd < 0) {
+        // A remote handed over by the camera portal starts with every object hidden; the session
+        // manager (wireplumber's access-portal script) then grants it its own client object and
+        // the camera nodes, asynchronously. Seen: a stream's connection that asked at once did not
+        // find its node (flaky, in the portal test). Wait, boundedly, until this client is visible
+        // (it is granted first), then for the node grants sent after it.
+        uint32_t own = pw_proxy_get_bound_id((struct pw_proxy *)pw_core_get_client(c->core));
+        int grant_ms = timeout_ms < 2000 ? timeout_ms : 2000;
+        if (own != SPA_ID_INVALID && WAIT_FOR(c, grant_ms, saw_client(c, own)) == 0) r = roundtrip(c, timeout_ms);
+    }
     pw_thread_loop_unlock(c->loop);
     if (r < 0) {
         *error = dup_printf(r == -EPIPE ? "cannot connect to the PipeWire daemon %s: it closed the connection (%s)"

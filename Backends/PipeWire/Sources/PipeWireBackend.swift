@@ -16,6 +16,14 @@ import Foundation
 /// comes back is simply reconnected to. PipeWire lets several clients stream one node, so devices
 /// are not exclusive (`isExclusive == false`).
 ///
+/// The camera portal (`org.freedesktop.portal.Camera`, what a Flatpak app must use): with
+/// `portal` `.auto` (the default) the backend goes through it inside a Flatpak sandbox, and on a
+/// host when no daemon is named (`remote`, `$PIPEWIRE_REMOTE`) and the session bus has it; each
+/// connection is then a fresh `OpenPipeWireRemote` fd. Call `requestAccess()` first, as an
+/// AVFoundation app calls `AVCaptureDevice.requestAccess(for:)`: it may show the desktop's
+/// permission dialog; a listing or session that needs access first asks itself, blocking until
+/// the answer. Denied access makes listings and sessions fail with `permissionDenied`.
+///
 /// Controls come from the node's PropInfo and Props params (`PipeWireControls`). On a node that
 /// lists V4L2 controls (SPA's v4l2 plugin, or a producer using its ids) they mean what they mean
 /// to the V4L2 backend: `zoom_absolute` zooms on the device (minimum = 1x, ratio = value /
@@ -35,8 +43,17 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     /// The remote to connect to: nil for the default (`$PIPEWIRE_REMOTE`, else `pipewire-0` in
     /// `$XDG_RUNTIME_DIR`), a socket name or an absolute socket path.
     public let remote: String?
+    /// Whether connections go through the camera portal (see `Portal`, `usesPortal`).
+    public let portal: Portal
     /// How long a connection, a listing query or a stream start may take.
     public let timeout: Double
+    /// The D-Bus address the portal is asked on (nil: the session bus).
+    let portalBus: String?
+    /// The portal decision, made on first use (it may ask the session bus).
+    private let resolvedRoute = Locked<PortalRoute?>(nil)
+    /// Whether the portal granted camera access (never reset: the desktop revokes it by
+    /// refusing OpenPipeWireRemote).
+    let accessGranted = Locked(false)
 
     /// Node serials by device ID, from the last listing (what `bind` connects to).
     private let serials = Locked([String: UInt64]())
@@ -44,11 +61,30 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     private let controlsByID = Locked([String: PipeWireControls]())
 
     /// - Parameters:
-    ///   - remote: the daemon to use (see `remote`).
+    ///   - remote: the daemon to use (see `remote`); ignored when the portal is used.
+    ///   - portal: whether to go through the camera portal (`.auto`: in a Flatpak sandbox, or
+    ///     when no daemon is named and the session bus has the portal).
     ///   - timeout: seconds a connection, a query or a stream start may take.
-    public init(remote: String? = nil, timeout: Double = 5) {
+    public convenience init(remote: String? = nil, portal: Portal = .auto, timeout: Double = 5) {
+        self.init(remote: remote, portal: portal, timeout: timeout, portalBus: nil)
+    }
+
+    /// A backend asking the portal on the bus at `portalBus` (tests: a private session bus).
+    init(remote: String?, portal: Portal, timeout: Double, portalBus: String?) {
         self.remote = remote
+        self.portal = portal
         self.timeout = timeout
+        self.portalBus = portalBus
+    }
+
+    /// The portal decision for this backend.
+    var route: PortalRoute {
+        resolvedRoute.withLock { r in
+            if let r { return r }
+            let made = PortalRoute(portal, remote: remote, bus: portalBus)
+            r = made
+            return made
+        }
     }
 
     /// PipeWire connections, streams and mapped buffers alive in this process; back to its
@@ -59,7 +95,7 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
 
     public func availability() -> BackendAvailability {
         do {
-            _ = try PipeWireConnection(remote: remote, timeoutMilliseconds: timeoutMilliseconds)
+            _ = try connect()
             return .available
         } catch {
             return .unavailable(reason: error.reason)
@@ -69,9 +105,9 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
         let connection: PipeWireConnection
         do {
-            connection = try PipeWireConnection(remote: remote, timeoutMilliseconds: timeoutMilliseconds)
+            connection = try connect()
         } catch {
-            throw .backendUnavailable(backend: identifier, reason: error.reason)
+            throw error.cameraError(backend: identifier)
         }
         let nodes = connection.nodes().filter(\.isCamera)
         var out: [DeviceDescriptor] = []
@@ -88,7 +124,9 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
         let controls = PipeWireControls(connection: connection, node: node, timeoutMilliseconds: timeoutMilliseconds)
         serials.withLock { $0[id] = node.serial }
         controlsByID.withLock { $0[id] = controls }
-        return Self.descriptor(node, id: id, formats: formats, controls: controls)
+        var d = Self.descriptor(node, id: id, formats: formats, controls: controls)
+        if route.usesPortal { d.details["pipewire.portal"] = "through the camera portal" }
+        return d
     }
 
     /// The controls of device `id` from the last listing.
@@ -152,8 +190,10 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
             throw .configurationFailed("no format of \(id) matches \(request.stream)")
         }
         let rate = request.stream.frameRate(in: chosen)
+        let fd: Int32
+        do { fd = try remoteFD() } catch { throw error.cameraError(backend: identifier) }
         return try PipeWireBinding(
-            device: request.device, serial: serial, remote: remote, pixelFormat: chosen.pixelFormat, size: chosen.size,
+            device: request.device, serial: serial, fd: fd, remote: remote, pixelFormat: chosen.pixelFormat, size: chosen.size,
             frameRate: rate, controls: controls(of: id) ?? PipeWireControls(scheme: .v4l2, entries: []),
             timeoutMilliseconds: timeoutMilliseconds, sink: sink)
     }

@@ -38,7 +38,7 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
     private let sensorCrop = Locked(NormalizedRect.full)
 
     init(
-        device: DeviceDescriptor, serial: UInt64, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
+        device: DeviceDescriptor, serial: UInt64, fd: Int32, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
         controls: PipeWireControls, timeoutMilliseconds: Int32, sink: DriverSink
     ) throws(CameraError) {
         let deviceID = device.id
@@ -50,7 +50,7 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
         var got = camhal_pw_negotiated()
         var error: UnsafeMutablePointer<CChar>?
         var kind: Int32 = 0
-        guard let handle = camhal_pw_stream_new(-1, remote, serial, &want, timeoutMilliseconds, &got, &error, &kind) else {
+        guard let handle = camhal_pw_stream_new(fd, remote, serial, &want, timeoutMilliseconds, &got, &error, &kind) else {
             let reason = takeCString(error) ?? "unknown PipeWire error"
             switch kind {
             case 1: throw .disconnected(device: deviceID)

@@ -33,9 +33,9 @@ final class PipeWireControlDriver: DeviceControlDriver {
         let serial = try backend.serial(of: device.id)
         let connection: PipeWireConnection
         do {
-            connection = try PipeWireConnection(remote: backend.remote, timeoutMilliseconds: backend.timeoutMilliseconds)
+            connection = try backend.connect()
         } catch {
-            throw .backendUnavailable(backend: backend.identifier, reason: error.reason)
+            throw error.cameraError(backend: backend.identifier)
         }
         guard let node = connection.nodes().first(where: { $0.serial == serial }) else { throw .disconnected(device: device.id) }
         return (connection, node, PipeWireControls(connection: connection, node: node, timeoutMilliseconds: backend.timeoutMilliseconds))

@@ -8,8 +8,6 @@ import Foundation
 /// reconnects (polling twice a second) so cameras reappear with the daemon.
 enum PipeWireDeviceWatch {
     static func start(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) -> ThreadDeviceWatch {
-        let remote = backend.remote
-        let timeout = backend.timeoutMilliseconds
         // The devices present now are not events; only changes after this call are.
         let initial = Set(((try? backend.devices()) ?? []).map(\.id))
         return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch") { isCancelled in
@@ -19,7 +17,7 @@ enum PipeWireDeviceWatch {
             func id(of node: PipeWireNode) -> String { PipeWireBackend.deviceID(of: node, among: Array(nodes.values)) }
             while !isCancelled() {
                 guard let c = connection else {
-                    guard let c = try? PipeWireConnection(remote: remote, timeoutMilliseconds: timeout) else {
+                    guard let c = try? backend.connect() else {
                         // No daemon: none of its cameras is there any more.
                         for gone in present { handler(.removed(id: gone)) }
                         present = []

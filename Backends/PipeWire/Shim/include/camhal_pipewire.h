@@ -193,6 +193,22 @@ void camhal_pw_stream_stop(camhal_pw_stream *s);
 /// held; otherwise the last camhal_pw_stream_release finishes it). Call after stop, once.
 void camhal_pw_stream_free(camhal_pw_stream *s);
 
+// MARK: The camera portal (org.freedesktop.portal.Camera, through GDBus on the session bus)
+// Blocking calls; call them off any thread that must stay responsive. Messages are malloc'ed.
+// `bus_address`: the D-Bus address to use, NULL for the session bus ($DBUS_SESSION_BUS_ADDRESS).
+
+/// The Camera interface's version when the portal exports it on the session bus (starting the
+/// portal if it is D-Bus activatable), else -1 and why in `*error`.
+int camhal_portal_camera_version(const char *bus_address, char **error);
+/// AccessCamera, then waits up to `timeout_ms` for the Request's Response: 1 granted, 0 denied,
+/// -1 on failure (no portal, no answer in time) with `*error`.
+int camhal_portal_access_camera(const char *bus_address, int timeout_ms, char **error);
+/// OpenPipeWireRemote: a PipeWire socket fd (the caller owns it) that shows the camera nodes the
+/// app may use; -1 with `*error` (access not granted, no portal).
+int camhal_portal_open_pipewire_remote(const char *bus_address, char **error);
+/// Non-zero inside a Flatpak sandbox (/.flatpak-info exists).
+int camhal_portal_in_flatpak(void);
+
 #ifdef __cplusplus
 }
 #endif
