@@ -37,12 +37,8 @@ struct PortalTests {
         #expect(dialog.contains("AccessDialog app_id='' title='Turn On Camera?' -> grant"), "the dialog was not asked: \(dialog)")
         let devices = try backend.devices()
         #expect(devices.map(\.id) == ["camhal-portal"], "through the portal's remote: \(devices.map(\.id))")
-        let camera = Camera(backend: backend, device: try #require(devices.first))
-        let stream = camera.frames(policy: .keepOnlyLatest)
-        camera.start()
-        let frames = await collect(stream, count: 3)
-        #expect(camera.currentState.error == nil, "\(camera.currentState)")
-        await camera.stop()
+        let (frames, state) = await streamBriefly(backend, try #require(devices.first), count: 3)
+        #expect(state.error == nil, "\(state)")
         #expect(frames.count == 3, "\(frames.count) frames through the portal's remote")
 
         // Another process, as an app runs: no daemon named, no pipewire-0 in its runtime

@@ -140,6 +140,18 @@ func awaitState(_ camera: Camera, timeout: Double = 10, _ condition: @escaping @
     }
 }
 
+/// Streams `count` frames of `device` in a session of its own, then stops it: the frames, and the
+/// state the session was in just before it stopped.
+func streamBriefly(_ backend: any CameraBackend, _ device: DeviceDescriptor, count: Int) async -> (frames: [Seen], state: CameraState) {
+    let camera = Camera(backend: backend, device: device)
+    let stream = camera.frames(policy: .keepOnlyLatest)
+    camera.start()
+    let frames = await collect(stream, count: count)
+    let state = camera.currentState
+    await camera.stop()
+    return (frames, state)
+}
+
 /// Frames' metadata collected from a stream.
 struct Seen: Sendable {
     let sequence: UInt64
