@@ -5,6 +5,7 @@
 #include "camhal_pipewire.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,16 @@ static void set_error(char **error, const char *what, GError *e) {
 /// with `*error` when there is none.
 static GDBusConnection *session_bus(const char *address, char **error) {
     GError *e = NULL;
+    // No bus named and none at GLib's default place: say so rather than let GLib autolaunch one
+    // (dbus-launch, where installed, would start a bus daemon for an X display).
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    char *default_bus = runtime ? g_strdup_printf("%s/bus", runtime) : NULL;
+    int have_default = default_bus && access(default_bus, F_OK) == 0;
+    g_free(default_bus);
+    if (!address && !getenv("DBUS_SESSION_BUS_ADDRESS") && !have_default) {
+        if (error) *error = g_strdup("no D-Bus session bus ($DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR has no bus)");
+        return NULL;
+    }
     GDBusConnection *bus = address
         ? g_dbus_connection_new_for_address_sync(address, G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
                                                  NULL, NULL, &e)
