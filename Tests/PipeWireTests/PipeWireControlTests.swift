@@ -1,6 +1,7 @@
 #if PipeWire
 import CamHAL
-import CamHALPipeWire
+@testable import CamHALPipeWire
+import CamHALPipeWireShim
 import CamHALTestSupport
 import Foundation
 import Testing
@@ -110,6 +111,36 @@ final class ControlTests {
         let manual = await awaitState(camera) { $0.focusMode == .manual }
         #expect(manual != nil, "focus_automatic_continuous off by another client, with focus_absolute: \(camera.currentState)")
         await camera.stop()
+    }
+
+    /// A session's own writes come back as Props params (their echo), and the first Props param
+    /// after the subscription holds the node's values from before this session: neither is another
+    /// client's change. Both were once reported as one (a zoom flood: an older echo after a newer
+    /// write; a new session: a previous session's zoom after this one's first write).
+    @Test func echoesAndTheFirstPropsParamAreNotAnotherClientsChange() throws {
+        let zoomID: UInt32 = 0x009a_090d
+        var p = camhal_pw_prop()
+        p.id = 0x0100_0000 + zoomID
+        p.kind = UInt32(CAMHAL_PW_PROP_INT)
+        p.minimum = 100
+        p.maximum = 500
+        p.step = 1
+        p.def = 100
+        let written = Locked([Int64]())
+        let access = PipeWireV4L2Controls(PipeWireControls(scheme: .v4l2, entries: [.init(p)])) { _, v in
+            written.withLock { $0.append(v) }
+            return nil
+        }
+        try access.setControl(zoomID, 100)
+        access.baseline([(propID: p.id, value: 200)])
+        #expect(access.update(reported: [(propID: p.id, value: 100)]).isEmpty, "the echo of this session's first write")
+        #expect(try access.getControl(zoomID) == 100)
+        try access.setControl(zoomID, 240)
+        try access.setControl(zoomID, 150)
+        #expect(access.update(reported: [(propID: p.id, value: 240)]).isEmpty, "an older echo after a newer write")
+        #expect(access.update(reported: [(propID: p.id, value: 150)]).isEmpty)
+        #expect(access.update(reported: [(propID: p.id, value: 300)]).map(\.value) == [300], "another client's zoom")
+        #expect(written.value == [100, 240, 150])
     }
 
     @Test func changesReportAnotherClientsWrites() async throws {

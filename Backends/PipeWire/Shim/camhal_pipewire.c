@@ -130,8 +130,11 @@ struct camhal_pw_conn {
     int lost;
     int lost_reported;
     char *lost_reason;
-    int pending_seq;
-    int done_seq;
+    /// The latest core `done` sequence numbers (a ring of 16): a round trip waits for its own to
+    /// be among them, so another sync answered on the same connection before the waiting thread
+    /// looks (a stream's connection now also carries control writes) cannot hide it.
+    int done_seqs[16];
+    unsigned n_done;
     /// Set when the node with this id leaves the registry (a stream's target).
     uint32_t target_id;
     int target_gone;
@@ -208,7 +211,7 @@ static const struct pw_registry_events registry_events = {
 static void on_core_done(void *data, uint32_t id, int seq) {
     camhal_pw_conn *c = data;
     if (id == PW_ID_CORE) {
-        c->done_seq = seq;
+        c->done_seqs[c->n_done++ % SPA_N_ELEMENTS(c->done_seqs)] = seq;
         pw_thread_loop_signal(c->loop, false);
     }
 }
@@ -253,12 +256,18 @@ static const struct pw_core_events core_events = {
     }                                                                                      \
     _r; })
 
+/// Whether the core answered sync `seq` lately (loop locked).
+static int saw_done(camhal_pw_conn *c, int seq) {
+    unsigned n = c->n_done < SPA_N_ELEMENTS(c->done_seqs) ? c->n_done : SPA_N_ELEMENTS(c->done_seqs);
+    for (unsigned i = 0; i < n; i++) if (c->done_seqs[i] == seq) return 1;
+    return 0;
+}
+
 /// A core round trip (loop locked): every event sent before it has been handled.
 static int roundtrip(camhal_pw_conn *c, int timeout_ms) {
     int seq = pw_core_sync(c->core, PW_ID_CORE, 0);
     if (seq < 0) return seq;
-    c->pending_seq = seq;
-    return WAIT_FOR(c, timeout_ms, c->done_seq == seq);
+    return WAIT_FOR(c, timeout_ms, saw_done(c, seq));
 }
 
 camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, char **error) {
@@ -270,7 +279,6 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     spa_list_init(&c->nodes);
     spa_list_init(&c->events);
     c->target_id = SPA_ID_INVALID;
-    c->done_seq = -1;
     c->loop = pw_thread_loop_new("camhal-pipewire", NULL);
     if (!c->loop) { *error = strdup("pw_thread_loop_new failed"); free(c); live(-1); return NULL; }
     c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), NULL, 0);

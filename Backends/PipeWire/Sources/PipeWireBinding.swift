@@ -36,6 +36,8 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
     private let imageControls: V4L2ImageControls?
     /// The crop the device's zoom applies (for `Frame.sensorCrop`).
     private let sensorCrop = Locked(NormalizedRect.full)
+    /// Whether the node's first Props param (its values when the stream subscribed) came.
+    private let sawProps = Locked(false)
 
     init(
         device: DeviceDescriptor, serial: UInt64, fd: Int32, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
@@ -139,6 +141,7 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
         let n = Int(camhal_pw_stream_props(stream.raw, &raw, Int32(raw.count)))
         guard let access, n > 0 else { return }
         let reported = raw.prefix(n).filter { $0.kind != UInt32(CAMHAL_PW_PROP_FLOAT) }.map { (propID: $0.id, value: $0.value) }
+        guard sawProps.withLock({ s -> Bool in defer { s = true }; return s }) else { return access.baseline(reported) }
         var zoom: Double?, focus: FocusMode?
         for change in access.update(reported: reported) {
             let meaning = V4L2ControlSemantics.controlChange(id: change.v4l2ID, value: change.value, zoom: zoomMapping, hasFocusAbsolute: hasFocusAbsolute)

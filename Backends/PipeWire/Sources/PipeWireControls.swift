@@ -192,6 +192,17 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
         values = Locked(known)
     }
 
+    /// Records the node's first Props param after the subscription (its values then): no change
+    /// to report, and older than any write of this session still waiting for its echo. Seen: a
+    /// session's first zoom write, then this param with the zoom a previous session had left,
+    /// reported as another client's zoom (the conformance run on the test camera, under load).
+    func baseline(_ reported: [(propID: UInt32, value: Int64)]) {
+        let pending = unechoed.withLock { p in Set(p.filter { !$0.value.isEmpty }.keys) }
+        values.withLock { known in
+            for r in reported where !pending.contains(r.propID) { known[r.propID] = r.value }
+        }
+    }
+
     /// Records values the node reported (a Props param); returns the V4L2 IDs whose value changed.
     func update(reported: [(propID: UInt32, value: Int64)]) -> [(v4l2ID: UInt32, value: Int64)] {
         let echoes = unechoed.withLock { pending -> Set<UInt32> in
