@@ -66,13 +66,24 @@ let package = Package(
         .systemLibrary(
             name: "CPipeWire", path: "Backends/PipeWire/CPipeWire", pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]),
+        // GIO (GDBus) for the camera portal client in the shim, and the tests' portal Access stub.
+        .systemLibrary(
+            name: "CGio", path: "Backends/PipeWire/CGio", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .target(
-            name: "CamHALPipeWireShim", dependencies: [dependency("CPipeWire", when: "PipeWire")],
+            name: "CamHALPipeWireShim", dependencies: [dependency("CPipeWire", when: "PipeWire"), dependency("CGio", when: "PipeWire")],
             path: "Backends/PipeWire/Shim", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
         .target(
-            name: "CamHALPipeWire", dependencies: ["CamHAL", dependency("CamHALPipeWireShim", when: "PipeWire")],
+            name: "CamHALPipeWire",
+            // CamHALV4L2: the V4L2 control semantics (zoom_absolute, focus, exposure...), which
+            // SPA's v4l2 plugin exposes on its nodes by V4L2 control ID.
+            dependencies: ["CamHAL", "CamHALV4L2", "CV4L2", dependency("CamHALPipeWireShim", when: "PipeWire")],
             path: "Backends/PipeWire/Sources"),
         // A PipeWire camera node for the tests and benchmarks (scripts/pipewire-session camera).
+        // A stand-in for a desktop's portal Access backend (the permission dialog) for the tests of
+        // the camera portal (scripts/pipewire-session --portal).
+        .executableTarget(
+            name: "camhal-portal-access-stub", dependencies: [dependency("CGio", when: "PipeWire")],
+            path: "Tests/PortalAccessStub", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
         .executableTarget(
             name: "camhal-pw-testcam", dependencies: [dependency("CPipeWire", when: "PipeWire")],
             path: "Tests/PipeWireTestCamera", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
@@ -154,6 +165,7 @@ let package = Package(
             name: "PipeWireTests",
             dependencies: [
                 "CamHAL", "CamHALTestSupport", dependency("CamHALPipeWire", when: "PipeWire"), dependency("camhal-pw-testcam", when: "PipeWire"),
+                dependency("camhal-portal-access-stub", when: "PipeWire"),
                 "camhal",
             ],
             path: "Tests/PipeWireTests"),

@@ -58,7 +58,7 @@ public enum Backends {
         missing.append(Missing(identifier: "libcamera", trait: "LibCamera", packages: ["libcamera-dev"]))
         #endif
         #if !PipeWire
-        missing.append(Missing(identifier: "pipewire", trait: "PipeWire", packages: ["libpipewire-0.3-dev"]))
+        missing.append(Missing(identifier: "pipewire", trait: "PipeWire", packages: ["libpipewire-0.3-dev", "libglib2.0-dev"]))
         #endif
         #if !GStreamer
         missing.append(Missing(

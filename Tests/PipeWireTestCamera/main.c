@@ -6,7 +6,15 @@
 // vertical luma bars (SMPTE order, so tests can find the six edges) and carries a spa_meta_header
 // with a sequence number and a CLOCK_MONOTONIC timestamp. Buffers are MemFd, mapped here.
 //
-// usage: camhal-pw-testcam NAME [DESCRIPTION]     (the daemon from $PIPEWIRE_REMOTE or the default)
+// With --controls the node also has controls, published as SPA's v4l2 plugin publishes a
+// webcam's (PropInfo params, ids SPA_PROP_brightness or SPA_PROP_START_CUSTOM + the V4L2 control
+// id), with their values in its Props param (which the v4l2 plugin of 0.3.65 does not report):
+// brightness 0..255, zoom_absolute 100..500, focus_automatic_continuous, focus_absolute 0..250
+// step 5, power_line_frequency (a menu). A Props param set on the node by any client is applied
+// (clamped to the range and stepped) and the new values are published again, so every client
+// subscribed to Props sees the change.
+//
+// usage: camhal-pw-testcam NAME [DESCRIPTION] [--controls]   (the daemon from $PIPEWIRE_REMOTE or the default)
 // GStreamer's pipewiresink (0.3.65) in provide mode is not used for this: it crashes after a few
 // consumers come and go ("gst_video_frame_map_id: assertion 'GST_IS_BUFFER (buffer)' failed").
 #include <signal.h>
@@ -17,6 +25,8 @@
 #include <pipewire/pipewire.h>
 #include <spa/param/video/format-utils.h>
 #include <spa/pod/builder.h>
+#include <spa/pod/iter.h>
+#include <spa/param/props.h>
 #include <spa/buffer/meta.h>
 
 struct data {
@@ -29,6 +39,69 @@ struct data {
 };
 
 static const uint8_t bar_luma[7] = {180, 168, 145, 133, 63, 51, 28};
+
+// MARK: Controls (--controls)
+
+enum { CTRL_INT, CTRL_BOOL, CTRL_MENU };
+static struct control {
+    uint32_t id;
+    const char *description;  /* the V4L2 control's name, as v4l2-ctl lists it */
+    int kind;
+    int32_t def, min, max, step;
+    int32_t value;
+} controls[] = {
+    {SPA_PROP_brightness, "Brightness", CTRL_INT, 128, 0, 255, 1, 128},
+    {SPA_PROP_START_CUSTOM + 0x009a090d, "Zoom, Absolute", CTRL_INT, 100, 100, 500, 1, 100},
+    {SPA_PROP_START_CUSTOM + 0x009a090c, "Focus, Automatic Continuous", CTRL_BOOL, 1, 0, 1, 1, 1},
+    {SPA_PROP_START_CUSTOM + 0x009a090a, "Focus, Absolute", CTRL_INT, 0, 0, 250, 5, 0},
+    {SPA_PROP_START_CUSTOM + 0x00980918, "Power Line Frequency", CTRL_MENU, 2, 0, 2, 1, 2},
+};
+static const char *power_line_labels[] = {"Disabled", "50 Hz", "60 Hz"};
+static bool with_controls;
+
+static const struct spa_pod *prop_info(struct spa_pod_builder *b, const struct control *c) {
+    struct spa_pod_frame f[2];
+    spa_pod_builder_push_object(b, &f[0], SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo);
+    spa_pod_builder_add(b, SPA_PROP_INFO_id, SPA_POD_Id(c->id), SPA_PROP_INFO_description, SPA_POD_String(c->description), 0);
+    switch (c->kind) {
+    case CTRL_INT:
+        spa_pod_builder_add(b, SPA_PROP_INFO_type, SPA_POD_CHOICE_STEP_Int(c->def, c->min, c->max, c->step), 0);
+        break;
+    case CTRL_BOOL:
+        spa_pod_builder_add(b, SPA_PROP_INFO_type, SPA_POD_CHOICE_Bool(c->def != 0), 0);
+        break;
+    case CTRL_MENU:
+        spa_pod_builder_add(b, SPA_PROP_INFO_type, SPA_POD_CHOICE_ENUM_Int(1, c->def), 0);
+        spa_pod_builder_prop(b, SPA_PROP_INFO_labels, 0);
+        spa_pod_builder_push_struct(b, &f[1]);
+        for (int32_t i = c->min; i <= c->max; i++) {
+            spa_pod_builder_int(b, i);
+            spa_pod_builder_string(b, power_line_labels[i]);
+        }
+        spa_pod_builder_pop(b, &f[1]);
+        break;
+    }
+    return spa_pod_builder_pop(b, &f[0]);
+}
+
+static const struct spa_pod *props_param(struct spa_pod_builder *b) {
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(b, &f, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+    for (size_t i = 0; i < SPA_N_ELEMENTS(controls); i++) {
+        spa_pod_builder_prop(b, controls[i].id, 0);
+        if (controls[i].kind == CTRL_BOOL) spa_pod_builder_bool(b, controls[i].value != 0);
+        else spa_pod_builder_int(b, controls[i].value);
+    }
+    return spa_pod_builder_pop(b, &f);
+}
+
+/// A value as the control stores it: clamped, on the step from the minimum (rounded to nearest).
+static int32_t stored(const struct control *c, int64_t v) {
+    if (c->kind == CTRL_BOOL) return v != 0;
+    if (v < c->min) v = c->min;
+    if (v > c->max) v = c->max;
+    return (int32_t)(c->min + (v - c->min + c->step / 2) / c->step * c->step);
+}
 
 static void fill(struct data *d, uint8_t *p, uint32_t size) {
     uint32_t w = d->format.size.width, h = d->format.size.height;
@@ -105,8 +178,28 @@ static void on_state_changed(void *userdata, enum pw_stream_state old, enum pw_s
     set_timer(d, state == PW_STREAM_STATE_STREAMING);
 }
 
+/// A Props param set on the node by a client: apply what it holds, publish the new values.
+static void apply_props(struct data *d, const struct spa_pod *param) {
+    if (!with_controls || !spa_pod_is_object(param)) return;
+    const struct spa_pod_prop *prop;
+    SPA_POD_OBJECT_FOREACH((const struct spa_pod_object *)param, prop) {
+        for (size_t i = 0; i < SPA_N_ELEMENTS(controls); i++) {
+            if (controls[i].id != prop->key) continue;
+            int32_t v;
+            bool b;
+            if (spa_pod_get_int(&prop->value, &v) == 0) controls[i].value = stored(&controls[i], v);
+            else if (spa_pod_get_bool(&prop->value, &b) == 0) controls[i].value = stored(&controls[i], b);
+        }
+    }
+    uint8_t buffer[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[1] = { props_param(&b) };
+    pw_stream_update_params(d->stream, params, 1);
+}
+
 static void on_param_changed(void *userdata, uint32_t id, const struct spa_pod *param) {
     struct data *d = userdata;
+    if (id == SPA_PARAM_Props && param) { apply_props(d, param); return; }
     if (id != SPA_PARAM_Format || !param) return;
     spa_zero(d->format);
     if (spa_format_video_raw_parse(param, &d->format) < 0) return;
@@ -142,8 +235,12 @@ static void do_quit(void *userdata, int signal_number) {
 }
 
 int main(int argc, char *argv[]) {
+    if (argc > 1 && strcmp(argv[argc - 1], "--controls") == 0) {
+        with_controls = true;
+        argc--;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: camhal-pw-testcam NAME [DESCRIPTION]\n");
+        fprintf(stderr, "usage: camhal-pw-testcam NAME [DESCRIPTION] [--controls]\n");
         return 2;
     }
     struct data d = {0};
@@ -160,9 +257,10 @@ int main(int argc, char *argv[]) {
                           PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
                           PW_KEY_NODE_NAME, argv[1], PW_KEY_NODE_DESCRIPTION, description, NULL),
         &stream_events, &d);
-    uint8_t buffer[1024];
+    uint8_t buffer[4096];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[1];
+    const struct spa_pod *params[2 + SPA_N_ELEMENTS(controls)];
+    uint32_t n_params = 1;
     params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
         SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
         SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
@@ -170,8 +268,12 @@ int main(int argc, char *argv[]) {
         SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_ENUM_Rectangle(4, &SPA_RECTANGLE(640, 480), &SPA_RECTANGLE(640, 480),
                                                              &SPA_RECTANGLE(320, 240), &SPA_RECTANGLE(1280, 720)),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_ENUM_Fraction(3, &SPA_FRACTION(30, 1), &SPA_FRACTION(30, 1), &SPA_FRACTION(15, 1)));
+    if (with_controls) {
+        for (size_t i = 0; i < SPA_N_ELEMENTS(controls); i++) params[n_params++] = prop_info(&b, &controls[i]);
+        params[n_params++] = props_param(&b);
+    }
     if (pw_stream_connect(d.stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-                          PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, params, 1) < 0) {
+                          PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, params, n_params) < 0) {
         fprintf(stderr, "camhal-pw-testcam: cannot connect the stream\n");
         return 1;
     }

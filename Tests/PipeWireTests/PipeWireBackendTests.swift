@@ -62,12 +62,8 @@ final class BackendTests {
         defer { if let saved { setenv("PIPEWIRE_REMOTE", saved, 1) } else { unsetenv("PIPEWIRE_REMOTE") } }
         #expect(backend.availability() == .available)
         #expect(try backend.devices().contains { $0.id == "camhal-test" })
-        let camera = Camera(backend: backend, device: try backend.device(id: "camhal-test"))
-        let stream = camera.frames(policy: .keepOnlyLatest)
-        camera.start()
-        let frames = await collect(stream, count: 2)
-        #expect(camera.currentState.error == nil, "\(camera.currentState)")
-        await camera.stop()
+        let (frames, state) = await streamBriefly(backend, try backend.device(id: "camhal-test"), count: 2)
+        #expect(state.error == nil, "\(state)")
         #expect(frames.count == 2, "\(frames.count) frames")
     }
 

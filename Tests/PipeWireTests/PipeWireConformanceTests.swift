@@ -14,7 +14,7 @@ extension PipeWireTests {
 struct ConformanceTests {
     @Test func suitePassesOnTheTestCameraNode() async throws {
         let session = try await PipeWireSession()
-        try await session.addCamera("camhal-conformance")
+        try await session.addCamera("camhal-conformance", controls: true)
         let (status, text) = try await PipeWireSession.spawnAndWait(
             PipeWireSession.builtTool("camhal"),
             ["conformance", "--backend", "pipewire", "--device", "camhal-conformance", "--time-scale", "2"],

@@ -29,12 +29,19 @@ final class PipeWireSession: @unchecked Sendable {
     /// - Parameter spaSource: also add a camera node of this name inside the daemon (SPA's
     ///   videotestsrc under an adapter, `scripts/pipewire-session --spa-source`): a source that
     ///   reuses its buffers as the session manager's v4l2 device nodes do.
-    init(spaSource: String? = nil) async throws {
+    /// - Parameter portal: also start xdg-desktop-portal (the camera portal) with a stand-in
+    ///   permission dialog answering `grant` or `deny` (`scripts/pipewire-session --portal`).
+    init(spaSource: String? = nil, portal: String? = nil) async throws {
         var template = Array("/tmp/camhal-pw.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SessionError("mkdtemp failed: \(String(cString: strerror(errno)))") }
         directory = String(cString: made)
-        try await Self.run(["start", directory, String(getpid())] + (spaSource.map { ["--spa-source", $0] } ?? []))
+        try await Self.run(
+            ["start", directory, String(getpid())] + (spaSource.map { ["--spa-source", $0] } ?? [])
+                + (portal.map { ["--portal", $0, Self.builtTool("camhal-portal-access-stub")] } ?? []))
     }
+
+    /// The session bus's address (where the portal is, when started with one).
+    var bus: String { "unix:path=\(directory)/bus" }
 
     /// One session with the test camera `camhal-test`, shared by the tests that leave the daemon
     /// running; started on first use, stopped when the test process exits.
@@ -47,9 +54,11 @@ final class PipeWireSession: @unchecked Sendable {
     deinit { stop() }
 
     /// Adds a test camera node `name` (`camhal-pw-testcam`: YUY2/NV12 at 640x480, 320x240 and
-    /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph.
-    func addCamera(_ name: String) async throws {
-        try await Self.run(["camera", directory, name, Self.producer])
+    /// 1280x720, 30 or 15 fps, seven luma bars) and waits until it is in the graph. With
+    /// `controls`, the node also publishes controls (PropInfo and Props params, see
+    /// `Tests/PipeWireTestCamera/main.c`).
+    func addCamera(_ name: String, controls: Bool = false) async throws {
+        try await Self.run(["camera", directory, name, Self.producer] + (controls ? ["--controls"] : []))
     }
 
     /// SIGKILLs one of the session's processes (`pipewire`, `wireplumber`, `camera-<name>`).
@@ -129,6 +138,18 @@ func awaitState(_ camera: Camera, timeout: Double = 10, _ condition: @escaping @
         group.cancelAll()
         return first ?? (condition(camera.currentState) ? camera.currentState : nil)
     }
+}
+
+/// Streams `count` frames of `device` in a session of its own, then stops it: the frames, and the
+/// state the session was in just before it stopped.
+func streamBriefly(_ backend: any CameraBackend, _ device: DeviceDescriptor, count: Int) async -> (frames: [Seen], state: CameraState) {
+    let camera = Camera(backend: backend, device: device)
+    let stream = camera.frames(policy: .keepOnlyLatest)
+    camera.start()
+    let frames = await collect(stream, count: count)
+    let state = camera.currentState
+    await camera.stop()
+    return (frames, state)
 }
 
 /// Frames' metadata collected from a stream.

@@ -71,12 +71,12 @@ struct V4L2UVCHostTests {
 
     @Test func controlEventsMapToZoomFactorAndFocusMode() {
         let m = ZoomControlMapping(minimum: 100, maximum: 500, ceiling: 8)
-        #expect(V4L2Binding.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: m, hasFocusAbsolute: true) == (2, nil))
-        #expect(V4L2Binding.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: nil, hasFocusAbsolute: true) == (nil, nil))
-        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 1, zoom: m, hasFocusAbsolute: true) == (nil, .continuous))
-        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: true) == (nil, .manual))
-        #expect(V4L2Binding.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: false) == (nil, .locked))
-        #expect(V4L2Binding.controlChange(id: ControlID.flashLEDMode, value: 2, zoom: m, hasFocusAbsolute: true) == (nil, nil))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: m, hasFocusAbsolute: true) == (2, nil))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.zoomAbsolute, value: 200, zoom: nil, hasFocusAbsolute: true) == (nil, nil))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.focusAuto, value: 1, zoom: m, hasFocusAbsolute: true) == (nil, .continuous))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: true) == (nil, .manual))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.focusAuto, value: 0, zoom: m, hasFocusAbsolute: false) == (nil, .locked))
+        #expect(V4L2ControlSemantics.controlChange(id: ControlID.flashLEDMode, value: 2, zoom: m, hasFocusAbsolute: true) == (nil, nil))
     }
 
     @Test func frameTimesNeverStepBack() {

@@ -115,6 +115,8 @@ struct event_item {
     camhal_pw_event ev;
 };
 
+struct prop_values;
+
 struct camhal_pw_conn {
     struct pw_thread_loop *loop;
     struct pw_context *context;
@@ -128,12 +130,30 @@ struct camhal_pw_conn {
     int lost;
     int lost_reported;
     char *lost_reason;
-    int pending_seq;
-    int done_seq;
+    /// The latest core `done` sequence numbers (a ring of 16): a round trip waits for its own to
+    /// be among them, so another sync answered on the same connection before the waiting thread
+    /// looks (a stream's connection now also carries control writes) cannot hide it.
+    int done_seqs[16];
+    unsigned n_done;
     /// Set when the node with this id leaves the registry (a stream's target).
     uint32_t target_id;
     int target_gone;
+    /// A proxy of a node subscribed to its Props param (controls set by anyone), its latest
+    /// values, and a serial bumped by every Props param it sends (`props_seen`: the last one read).
+    struct pw_node *props_node;
+    struct spa_hook props_listener;
+    struct prop_values *props;
+    int props_serial, props_seen;
+    /// Client globals the registry showed (a portal remote sees its own once it is granted).
+    uint32_t clients_seen[64];
+    int n_clients_seen;
 };
+
+/// Whether the registry showed client `id` (loop locked).
+static int saw_client(camhal_pw_conn *c, uint32_t id) {
+    for (int i = 0; i < c->n_clients_seen; i++) if (c->clients_seen[i] == id) return 1;
+    return 0;
+}
 
 static void push_event(camhal_pw_conn *c, int type, struct node *n) {
     if (!c->watching) return;
@@ -150,6 +170,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
                       const struct spa_dict *props) {
     (void)permissions; (void)version;
     camhal_pw_conn *c = data;
+    if (strcmp(type, PW_TYPE_INTERFACE_Client) == 0 && c->n_clients_seen < (int)SPA_N_ELEMENTS(c->clients_seen)) {
+        c->clients_seen[c->n_clients_seen++] = id;
+        pw_thread_loop_signal(c->loop, false);
+    }
     if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
     const char *klass = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
     if (!klass || strncmp(klass, "Video/Source", 12) != 0) return;
@@ -187,7 +211,7 @@ static const struct pw_registry_events registry_events = {
 static void on_core_done(void *data, uint32_t id, int seq) {
     camhal_pw_conn *c = data;
     if (id == PW_ID_CORE) {
-        c->done_seq = seq;
+        c->done_seqs[c->n_done++ % SPA_N_ELEMENTS(c->done_seqs)] = seq;
         pw_thread_loop_signal(c->loop, false);
     }
 }
@@ -232,12 +256,18 @@ static const struct pw_core_events core_events = {
     }                                                                                      \
     _r; })
 
+/// Whether the core answered sync `seq` lately (loop locked).
+static int saw_done(camhal_pw_conn *c, int seq) {
+    unsigned n = c->n_done < SPA_N_ELEMENTS(c->done_seqs) ? c->n_done : SPA_N_ELEMENTS(c->done_seqs);
+    for (unsigned i = 0; i < n; i++) if (c->done_seqs[i] == seq) return 1;
+    return 0;
+}
+
 /// A core round trip (loop locked): every event sent before it has been handled.
 static int roundtrip(camhal_pw_conn *c, int timeout_ms) {
     int seq = pw_core_sync(c->core, PW_ID_CORE, 0);
     if (seq < 0) return seq;
-    c->pending_seq = seq;
-    return WAIT_FOR(c, timeout_ms, c->done_seq == seq);
+    return WAIT_FOR(c, timeout_ms, saw_done(c, seq));
 }
 
 camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, char **error) {
@@ -249,7 +279,6 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     spa_list_init(&c->nodes);
     spa_list_init(&c->events);
     c->target_id = SPA_ID_INVALID;
-    c->done_seq = -1;
     c->loop = pw_thread_loop_new("camhal-pipewire", NULL);
     if (!c->loop) { *error = strdup("pw_thread_loop_new failed"); free(c); live(-1); return NULL; }
     c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), NULL, 0);
@@ -321,6 +350,16 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
     c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
     pw_registry_add_listener(c->registry, &c->registry_listener, &registry_events, c);
     int r = roundtrip(c, timeout_ms);
+    if (r == 0 && fd >= 0 && own_fd < 0) {
+        // A remote handed over by the camera portal starts with every object hidden; the session
+        // manager (wireplumber's access-portal script) then grants it its own client object and
+        // the camera nodes, asynchronously. Seen: a stream's connection that asked at once did not
+        // find its node (flaky, in the portal test). Wait, boundedly, until this client is visible
+        // (it is granted first), then for the node grants sent after it.
+        uint32_t own = pw_proxy_get_bound_id((struct pw_proxy *)pw_core_get_client(c->core));
+        int grant_ms = timeout_ms < 2000 ? timeout_ms : 2000;
+        if (own != SPA_ID_INVALID && WAIT_FOR(c, grant_ms, saw_client(c, own)) == 0) r = roundtrip(c, timeout_ms);
+    }
     pw_thread_loop_unlock(c->loop);
     if (r < 0) {
         *error = dup_printf(r == -EPIPE ? "cannot connect to the PipeWire daemon %s: it closed the connection (%s)"
@@ -335,6 +374,11 @@ camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, c
 void camhal_pw_conn_free(camhal_pw_conn *c) {
     if (!c) return;
     pw_thread_loop_stop(c->loop);
+    if (c->props_node) {
+        spa_hook_remove(&c->props_listener);
+        pw_proxy_destroy((struct pw_proxy *)c->props_node);
+    }
+    free(c->props);
     if (c->registry) {
         spa_hook_remove(&c->registry_listener);
         pw_proxy_destroy((struct pw_proxy *)c->registry);
@@ -529,21 +573,18 @@ static void on_node_param(void *data, int seq, uint32_t id, uint32_t index, uint
     }
 }
 
-static const struct pw_node_events node_events = {
-    PW_VERSION_NODE_EVENTS,
-    .param = on_node_param,
-};
-
-int camhal_pw_conn_enum_formats(camhal_pw_conn *c, uint32_t id, camhal_pw_format *out, int max, int timeout_ms) {
-    struct format_collect fc = { out, max, 0 };
+/// Binds node `id` for one query: asks it for the params `param_ids` (in that order) and hands
+/// every answer to `events->param` with `data`. Returns 0 or a negative errno.
+static int query_node_params(camhal_pw_conn *c, uint32_t id, const uint32_t *param_ids, int n_ids,
+                             const struct pw_node_events *events, void *data, int timeout_ms) {
     struct spa_hook listener;
     spa_zero(listener);
     pw_thread_loop_lock(c->loop);
     if (c->lost) { pw_thread_loop_unlock(c->loop); return -EPIPE; }
     struct pw_node *node = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
-    if (!node) { pw_thread_loop_unlock(c->loop); return -errno; }
-    pw_node_add_listener(node, &listener, &node_events, &fc);
-    pw_node_enum_params(node, 0, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+    if (!node) { int e = -errno; pw_thread_loop_unlock(c->loop); return e; }
+    pw_node_add_listener(node, &listener, events, data);
+    for (int i = 0; i < n_ids; i++) pw_node_enum_params(node, 0, param_ids[i], 0, UINT32_MAX, NULL);
     // The params come from the node's owner (another client) through the daemon: two round trips
     // make sure its answers have arrived.
     int r = roundtrip(c, timeout_ms);
@@ -551,7 +592,301 @@ int camhal_pw_conn_enum_formats(camhal_pw_conn *c, uint32_t id, camhal_pw_format
     spa_hook_remove(&listener);
     pw_proxy_destroy((struct pw_proxy *)node);
     pw_thread_loop_unlock(c->loop);
+    return r;
+}
+
+static const struct pw_node_events format_events = {
+    PW_VERSION_NODE_EVENTS,
+    .param = on_node_param,
+};
+
+int camhal_pw_conn_enum_formats(camhal_pw_conn *c, uint32_t id, camhal_pw_format *out, int max, int timeout_ms) {
+    struct format_collect fc = { out, max, 0 };
+    const uint32_t ids[] = { SPA_PARAM_EnumFormat };
+    int r = query_node_params(c, id, ids, 1, &format_events, &fc, timeout_ms);
     return r < 0 ? r : fc.count;
+}
+
+// MARK: - Controls (PropInfo and Props)
+
+/// Whether a PropInfo id can be a control: not one of SPA's device properties (device path, name,
+/// fd, card...) nor its "other" range (params). V4L2 controls are SPA_PROP_START_Video + n or
+/// SPA_PROP_START_CUSTOM + the V4L2 id; libcamera controls their ControlId (small numbers).
+static int is_control_id(uint32_t id) {
+    if (id >= SPA_PROP_START_Device && id < SPA_PROP_START_Audio) return 0;
+    if (id >= SPA_PROP_START_Other && id < SPA_PROP_START_CUSTOM) return 0;
+    return 1;
+}
+
+/// The kind and range of a PropInfo's type (a choice of Int, Bool or Float); -1 when it is none
+/// of them or a fixed value (the v4l2 node's deviceFd), which is no control.
+static int parse_prop_type(const struct spa_pod *type, camhal_pw_prop *p) {
+    uint32_t n = 0, choice = 0;
+    const struct spa_pod *v = spa_pod_get_values(type, &n, &choice);
+    if (n == 0 || choice == SPA_CHOICE_None) return -1;
+    switch (SPA_POD_TYPE(v)) {
+    case SPA_TYPE_Bool: {
+        const int32_t *b = SPA_POD_BODY_CONST(v);
+        p->kind = CAMHAL_PW_PROP_BOOL;
+        p->minimum = 0; p->maximum = 1; p->step = 1; p->def = b[0] != 0;
+        return 0;
+    }
+    case SPA_TYPE_Int: {
+        const int32_t *i = SPA_POD_BODY_CONST(v);
+        p->def = i[0];
+        if ((choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && n >= 3) {
+            p->kind = CAMHAL_PW_PROP_INT;
+            p->minimum = i[1]; p->maximum = i[2];
+            p->step = choice == SPA_CHOICE_Step && n >= 4 && i[3] > 0 ? i[3] : 1;
+            return 0;
+        }
+        if (choice == SPA_CHOICE_Enum) {  // a menu: its entries come with the labels
+            p->kind = CAMHAL_PW_PROP_MENU;
+            p->minimum = p->maximum = i[0]; p->step = 1;
+            return 0;
+        }
+        return -1;
+    }
+    case SPA_TYPE_Float: {
+        const float *f = SPA_POD_BODY_CONST(v);
+        if (!(choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) || n < 3) return -1;
+        p->kind = CAMHAL_PW_PROP_FLOAT;
+        p->fdef = f[0]; p->fminimum = f[1]; p->fmaximum = f[2];
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/// A menu's entries from PropInfo labels: a struct of (Int value, String label) pairs.
+static void parse_prop_labels(const struct spa_pod *labels, camhal_pw_prop *p) {
+    if (!labels || !spa_pod_is_struct(labels)) return;
+    const struct spa_pod *it;
+    int32_t value = 0;
+    int have_value = 0;
+    SPA_POD_STRUCT_FOREACH((struct spa_pod_struct *)labels, it) {
+        if (spa_pod_is_int(it)) {
+            spa_pod_get_int(it, &value);
+            have_value = 1;
+        } else if (spa_pod_is_string(it) && have_value && p->n_labels < CAMHAL_PW_MAX_LABELS) {
+            const char *text = NULL;
+            spa_pod_get_string(it, &text);
+            p->label_value[p->n_labels] = value;
+            snprintf(p->label[p->n_labels], sizeof(p->label[0]), "%s", text ? text : "");
+            if (p->n_labels == 0 || value < p->minimum) p->minimum = value;
+            if (p->n_labels == 0 || value > p->maximum) p->maximum = value;
+            p->n_labels++;
+            have_value = 0;
+        }
+    }
+}
+
+/// Calls `take` for every Int, Bool, Float, Long or Double value of a Props object.
+static void each_prop_value(const struct spa_pod *param, void (*take)(void *data, uint32_t key, uint32_t kind, int64_t v, double f), void *data) {
+    if (!param || !spa_pod_is_object(param)) return;
+    const struct spa_pod_object *obj = (const struct spa_pod_object *)param;
+    const struct spa_pod_prop *prop;
+    SPA_POD_OBJECT_FOREACH(obj, prop) {
+        const struct spa_pod *v = &prop->value;
+        int32_t i; int64_t l; float f; double d; bool b;
+        if (spa_pod_get_int(v, &i) == 0) take(data, prop->key, CAMHAL_PW_PROP_INT, i, i);
+        else if (spa_pod_get_bool(v, &b) == 0) take(data, prop->key, CAMHAL_PW_PROP_BOOL, b, b);
+        else if (spa_pod_get_float(v, &f) == 0) take(data, prop->key, CAMHAL_PW_PROP_FLOAT, (int64_t)f, f);
+        else if (spa_pod_get_long(v, &l) == 0) take(data, prop->key, CAMHAL_PW_PROP_INT, l, (double)l);
+        else if (spa_pod_get_double(v, &d) == 0) take(data, prop->key, CAMHAL_PW_PROP_FLOAT, (int64_t)d, d);
+    }
+}
+
+#define MAX_PROP_VALUES 128
+
+struct prop_values {
+    camhal_pw_prop v[MAX_PROP_VALUES];
+    int n;
+};
+
+static void take_value(void *data, uint32_t key, uint32_t kind, int64_t v, double f) {
+    struct prop_values *pv = data;
+    for (int i = 0; i < pv->n; i++) {
+        if (pv->v[i].id != key) continue;
+        pv->v[i].kind = kind; pv->v[i].value = v; pv->v[i].fvalue = f;
+        return;
+    }
+    if (pv->n >= MAX_PROP_VALUES) return;
+    camhal_pw_prop *p = &pv->v[pv->n++];
+    memset(p, 0, sizeof(*p));
+    p->id = key; p->kind = kind; p->has_value = 1; p->value = v; p->fvalue = f;
+}
+
+struct prop_collect {
+    camhal_pw_prop *out;
+    int max;
+    int count;
+    struct prop_values values;
+};
+
+static void on_prop_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+    (void)seq; (void)index; (void)next;
+    struct prop_collect *pc = data;
+    if (!param || !spa_pod_is_object(param)) return;
+    if (id == SPA_PARAM_Props) { each_prop_value(param, take_value, &pc->values); return; }
+    if (id != SPA_PARAM_PropInfo || pc->count >= pc->max) return;
+    uint32_t pid = 0;
+    const char *description = NULL, *name = NULL;
+    const struct spa_pod *type = NULL, *labels = NULL;
+    if (spa_pod_parse_object(param, SPA_TYPE_OBJECT_PropInfo, NULL,
+                             SPA_PROP_INFO_id, SPA_POD_Id(&pid),
+                             SPA_PROP_INFO_name, SPA_POD_OPT_String(&name),
+                             SPA_PROP_INFO_description, SPA_POD_OPT_String(&description),
+                             SPA_PROP_INFO_labels, SPA_POD_OPT_Pod(&labels)) < 0) return;
+    // The type is a choice, which the parser's 'P' does not collect.
+    const struct spa_pod_prop *type_prop = spa_pod_find_prop(param, NULL, SPA_PROP_INFO_type);
+    if (type_prop) type = &type_prop->value;
+    if (!type || !is_control_id(pid) || !(description || name)) return;
+    camhal_pw_prop *p = &pc->out[pc->count];
+    memset(p, 0, sizeof(*p));
+    p->id = pid;
+    snprintf(p->name, sizeof(p->name), "%s", description ? description : name);
+    if (parse_prop_type(type, p) < 0) return;
+    if (p->kind == CAMHAL_PW_PROP_MENU) parse_prop_labels(labels, p);
+    pc->count++;
+}
+
+static const struct pw_node_events prop_events = {
+    PW_VERSION_NODE_EVENTS,
+    .param = on_prop_param,
+};
+
+int camhal_pw_conn_enum_props(camhal_pw_conn *c, uint32_t id, camhal_pw_prop *out, int max, int timeout_ms) {
+    struct prop_collect *pc = calloc(1, sizeof(*pc));
+    if (!pc) return -ENOMEM;
+    pc->out = out;
+    pc->max = max;
+    const uint32_t ids[] = { SPA_PARAM_PropInfo, SPA_PARAM_Props };
+    int r = query_node_params(c, id, ids, 2, &prop_events, pc, timeout_ms);
+    int count = pc->count;
+    for (int i = 0; i < count; i++) {
+        for (int j = 0; j < pc->values.n; j++) {
+            if (pc->values.v[j].id != out[i].id) continue;
+            out[i].has_value = 1;
+            out[i].value = pc->values.v[j].value;
+            out[i].fvalue = pc->values.v[j].fvalue;
+        }
+    }
+    free(pc);
+    return r < 0 ? r : count;
+}
+
+struct set_result {
+    int res;
+    char *message;
+};
+
+static void on_set_error(void *data, int seq, int res, const char *message) {
+    (void)seq;
+    struct set_result *sr = data;
+    if (sr->res == 0) {
+        sr->res = res < 0 ? res : -EIO;
+        sr->message = strdup(message ? message : spa_strerror(res));
+    }
+}
+
+static const struct pw_proxy_events set_proxy_events = {
+    PW_VERSION_PROXY_EVENTS,
+    .error = on_set_error,
+};
+
+/// set_param(Props) on a proxy of node `id` (loop locked); 0, or a negative errno and `*error`.
+static int set_prop_locked(camhal_pw_conn *c, uint32_t id, uint32_t prop_id, uint32_t kind, int64_t value,
+                           double fvalue, int timeout_ms, char **error) {
+    *error = NULL;
+    if (c->lost) { *error = strdup(c->lost_reason ? c->lost_reason : "the PipeWire daemon went away"); return -EPIPE; }
+    struct pw_node *node = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+    if (!node) { int e = errno; *error = dup_printf("cannot bind the node: %s%s", strerror(e), NULL); return -e; }
+    struct set_result sr = { 0, NULL };
+    struct spa_hook listener;
+    spa_zero(listener);
+    pw_proxy_add_listener((struct pw_proxy *)node, &listener, &set_proxy_events, &sr);
+    uint8_t buffer[256];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+    spa_pod_builder_prop(&b, prop_id, 0);
+    if (kind == CAMHAL_PW_PROP_BOOL) spa_pod_builder_bool(&b, value != 0);
+    else if (kind == CAMHAL_PW_PROP_FLOAT) spa_pod_builder_float(&b, (float)fvalue);
+    else spa_pod_builder_int(&b, (int32_t)value);
+    const struct spa_pod *param = spa_pod_builder_pop(&b, &f);
+    int r = pw_node_set_param(node, SPA_PARAM_Props, 0, param);
+    if (r >= 0) r = roundtrip(c, timeout_ms);
+    spa_hook_remove(&listener);
+    pw_proxy_destroy((struct pw_proxy *)node);
+    if (sr.res < 0) {
+        *error = sr.message;
+        return sr.res;
+    }
+    if (r < 0) {
+        *error = dup_printf(r == -EPIPE ? "the PipeWire daemon went away%s%s" : "the PipeWire daemon did not answer in time%s%s", NULL, NULL);
+        return r;
+    }
+    return 0;
+}
+
+int camhal_pw_conn_set_prop(camhal_pw_conn *c, uint32_t id, uint32_t prop_id, uint32_t kind, int64_t value,
+                            double fvalue, int timeout_ms, char **error) {
+    pw_thread_loop_lock(c->loop);
+    int r = set_prop_locked(c, id, prop_id, kind, value, fvalue, timeout_ms, error);
+    pw_thread_loop_unlock(c->loop);
+    return r;
+}
+
+static void on_watched_props(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+    (void)seq; (void)index; (void)next;
+    camhal_pw_conn *c = data;
+    if (id != SPA_PARAM_Props || !param || !c->props) return;
+    each_prop_value(param, take_value, c->props);
+    c->props_serial++;
+    pw_thread_loop_signal(c->loop, false);
+}
+
+static const struct pw_node_events watched_props_events = {
+    PW_VERSION_NODE_EVENTS,
+    .param = on_watched_props,
+};
+
+/// Subscribes to node `id`'s Props param (loop locked); 0 or a negative errno.
+static int watch_props_locked(camhal_pw_conn *c, uint32_t id) {
+    if (c->props_node) return -EBUSY;
+    if (!c->props && !(c->props = calloc(1, sizeof(*c->props)))) return -ENOMEM;
+    c->props_node = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+    if (!c->props_node) return -errno;
+    uint32_t ids[] = { SPA_PARAM_Props };
+    pw_node_add_listener(c->props_node, &c->props_listener, &watched_props_events, c);
+    pw_node_subscribe_params(c->props_node, ids, 1);
+    return 0;
+}
+
+/// The latest Props values (loop locked), marked read.
+static int take_props_locked(camhal_pw_conn *c, camhal_pw_prop *out, int max) {
+    c->props_seen = c->props_serial;
+    if (!c->props) return 0;
+    int n = c->props->n < max ? c->props->n : max;
+    memcpy(out, c->props->v, (size_t)n * sizeof(*out));
+    return n;
+}
+
+int camhal_pw_conn_watch_props(camhal_pw_conn *c, uint32_t id) {
+    pw_thread_loop_lock(c->loop);
+    int r = watch_props_locked(c, id);
+    pw_thread_loop_unlock(c->loop);
+    return r;
+}
+
+int camhal_pw_conn_next_props(camhal_pw_conn *c, int timeout_ms, camhal_pw_prop *out, int max) {
+    pw_thread_loop_lock(c->loop);
+    int r = WAIT_FOR(c, timeout_ms, c->props_serial != c->props_seen);
+    int n = r == -EPIPE ? -EPIPE : c->props_serial != c->props_seen ? take_props_locked(c, out, max) : -ETIMEDOUT;
+    pw_thread_loop_unlock(c->loop);
+    return n;
 }
 
 // MARK: - Streams
@@ -600,6 +935,7 @@ struct camhal_pw_stream {
     pthread_mutex_t mutex;
     int outstanding;
     int torn_down;
+    int timeout_ms;
 };
 
 /// The file offset `ptr` has in the mapping that contains it (from /proc/self/maps), or -1.
@@ -942,20 +1278,41 @@ camhal_pw_stream *camhal_pw_stream_new(int fd, const char *remote, uint64_t targ
         return NULL;
     }
     *got = s->got;
+    // Controls: every Props param the node sends from now on (the first is its current one).
+    s->timeout_ms = timeout_ms;
+    watch_props_locked(c, c->target_id);
     pw_thread_loop_unlock(c->loop);
     return s;
+}
+
+int camhal_pw_stream_props(camhal_pw_stream *s, camhal_pw_prop *out, int max) {
+    pw_thread_loop_lock(s->conn->loop);
+    int n = take_props_locked(s->conn, out, max);
+    pw_thread_loop_unlock(s->conn->loop);
+    return n;
+}
+
+int camhal_pw_stream_set_prop(camhal_pw_stream *s, uint32_t prop_id, uint32_t kind, int64_t value, double fvalue,
+                              char **error) {
+    camhal_pw_conn *c = s->conn;
+    pw_thread_loop_lock(c->loop);
+    int r = c->target_gone ? (*error = strdup("the node left the PipeWire graph"), -ENOENT)
+                           : set_prop_locked(c, c->target_id, prop_id, kind, value, fvalue, s->timeout_ms, error);
+    pw_thread_loop_unlock(c->loop);
+    return r;
 }
 
 int camhal_pw_stream_next(camhal_pw_stream *s, int timeout_ms, camhal_pw_frame *frame, const char **message) {
     *message = NULL;
     camhal_pw_conn *c = s->conn;
     pw_thread_loop_lock(c->loop);
-    int r = WAIT_FOR(c, timeout_ms, s->n_ready > 0 || s->stopped || s->failed || c->target_gone);
+    int r = WAIT_FOR(c, timeout_ms, s->n_ready > 0 || s->stopped || s->failed || c->target_gone || c->props_serial != c->props_seen);
     int out;
     if (s->stopped) out = CAMHAL_PW_NEXT_STOPPED;
     else if (c->target_gone) out = CAMHAL_PW_NEXT_NODE_GONE;
     else if (r == -EPIPE || c->lost) { out = CAMHAL_PW_NEXT_DAEMON_GONE; *message = c->lost_reason; }
     else if (s->failed) { out = CAMHAL_PW_NEXT_ERROR; *message = s->error; }
+    else if (c->props_serial != c->props_seen) out = CAMHAL_PW_NEXT_PROPS;
     else if (s->n_ready == 0) out = CAMHAL_PW_NEXT_TIMEOUT;
     else {
         struct buf *b = s->ready[0];

@@ -6,6 +6,13 @@ import Foundation
 /// Why a PipeWire connection could not be made or was lost.
 struct PipeWireFailure: Error {
     let reason: String
+    /// The camera portal denied access.
+    var denied = false
+
+    /// The CamHAL error for it: permission denied (the portal said no), else backend unavailable.
+    func cameraError(backend: String) -> CameraError {
+        denied ? .permissionDenied(device: backend, remedy: reason) : .backendUnavailable(backend: backend, reason: reason)
+    }
 }
 
 /// One `Video/Source` node of the graph, as the registry announced it.
@@ -46,9 +53,11 @@ struct PipeWireNode: Sendable {
 final class PipeWireConnection: @unchecked Sendable {
     let handle: OpaquePointer
 
-    init(remote: String?, timeoutMilliseconds: Int32) throws(PipeWireFailure) {
+    /// Connects through `fd` (a portal remote, owned by the connection from here on) when >= 0,
+    /// else to `remote`.
+    init(fd: Int32 = -1, remote: String?, timeoutMilliseconds: Int32) throws(PipeWireFailure) {
         var error: UnsafeMutablePointer<CChar>?
-        guard let h = camhal_pw_conn_new(-1, remote, timeoutMilliseconds, &error) else {
+        guard let h = camhal_pw_conn_new(fd, remote, timeoutMilliseconds, &error) else {
             throw PipeWireFailure(reason: takeCString(error) ?? "cannot connect to the PipeWire daemon")
         }
         handle = h

@@ -8,8 +8,6 @@ import Foundation
 /// reconnects (polling twice a second) so cameras reappear with the daemon.
 enum PipeWireDeviceWatch {
     static func start(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) -> ThreadDeviceWatch {
-        let remote = backend.remote
-        let timeout = backend.timeoutMilliseconds
         // The devices present now are not events; only changes after this call are.
         let initial = Set(((try? backend.devices()) ?? []).map(\.id))
         return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch") { isCancelled in
@@ -19,7 +17,7 @@ enum PipeWireDeviceWatch {
             func id(of node: PipeWireNode) -> String { PipeWireBackend.deviceID(of: node, among: Array(nodes.values)) }
             while !isCancelled() {
                 guard let c = connection else {
-                    guard let c = try? PipeWireConnection(remote: remote, timeoutMilliseconds: timeout) else {
+                    guard let c = try? backend.connect() else {
                         // No daemon: none of its cameras is there any more.
                         for gone in present { handler(.removed(id: gone)) }
                         present = []
@@ -33,10 +31,7 @@ enum PipeWireDeviceWatch {
                     let now = Set(nodes.values.map(id(of:)))
                     for gone in present.subtracting(now) { handler(.removed(id: gone)) }
                     for node in nodes.values where !present.contains(id(of: node)) {
-                        let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
-                        let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
-                        backend.remember(id: d.id, serial: node.serial)
-                        handler(.added(d))
+                        handler(.added(backend.describe(node, id: id(of: node), on: c)))
                     }
                     present = now
                     continue
@@ -49,10 +44,8 @@ enum PipeWireDeviceWatch {
                     let node = PipeWireNode(globalID: ev.id, serial: ev.serial, props: ev.props)
                     guard node.isCamera else { continue }
                     nodes[node.globalID] = node
-                    let formats = c.formats(of: node.globalID, timeoutMilliseconds: timeout)
-                    let d = PipeWireBackend.descriptor(node, id: id(of: node), formats: formats)
+                    let d = backend.describe(node, id: id(of: node), on: c)
                     present.insert(d.id)
-                    backend.remember(id: d.id, serial: node.serial)
                     handler(.added(d))
                 case Int(CAMHAL_PW_EV_REMOVED):
                     guard let node = nodes[ev.id] else { continue }

@@ -1,34 +1,75 @@
+import CamHAL
 import CV4L2
 import Glibc
 
 /// A V4L2 control as described by VIDIOC_QUERY_EXT_CTRL.
-struct ControlInfo: Sendable, Hashable {
-    let id: UInt32
-    let name: String
-    let type: UInt32
-    let minimum: Int64
-    let maximum: Int64
-    let step: UInt64
-    let defaultValue: Int64
-    let flags: UInt32
+package struct ControlInfo: Sendable, Hashable {
+    package let id: UInt32
+    package let name: String
+    package let type: UInt32
+    package let minimum: Int64
+    package let maximum: Int64
+    package let step: UInt64
+    package let defaultValue: Int64
+    package let flags: UInt32
+
+    package init(id: UInt32, name: String, type: UInt32, minimum: Int64, maximum: Int64, step: UInt64, defaultValue: Int64, flags: UInt32) {
+        self.id = id
+        self.name = name
+        self.type = type
+        self.minimum = minimum
+        self.maximum = maximum
+        self.step = step
+        self.defaultValue = defaultValue
+        self.flags = flags
+    }
+}
+
+/// Reads and writes V4L2 controls by ID: a node's descriptor (`DeviceFD`), or another path to the
+/// same controls (the pipewire backend's v4l2 nodes, through the node's Props param). The control
+/// semantics (focus, torch, exposure, white balance, anti-flicker) are written once against it.
+package protocol V4L2ControlAccess {
+    /// The control `id`, or nil when the device lacks it or has it disabled.
+    func queryControl(_ id: UInt32) -> ControlInfo?
+    /// Whether menu control `id` has an entry at `index`.
+    func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool
+    /// The control's current value.
+    func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32
+    /// Writes a value; returns the value the device stored.
+    @discardableResult
+    func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32
+}
+
+extension V4L2ControlAccess {
+    /// Sets control `id` to `value` unless it reads back as `value` already; returns the value in
+    /// effect. For the value controls a session re-applies on every start: a UVC control write is
+    /// a USB transfer to the camera, a read of a non-volatile control is answered from uvcvideo's
+    /// cache, so a start at the device's own settings writes nothing. A control whose value cannot
+    /// be read (the pipewire backend's v4l2 nodes report none) is written. Never for a button
+    /// control (AUTO_FOCUS_START): pressing it is the point.
+    @discardableResult
+    package func updateControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+        if let now = try? getControl(id), now == value { return now }
+        return try setControl(id, value)
+    }
 }
 
 /// The camera-class control IDs CamHAL uses (the macros are plain integers but spelled here once).
-enum ControlID {
-    static let zoomAbsolute = UInt32(V4L2_CID_ZOOM_ABSOLUTE)
-    static let focusAuto = UInt32(V4L2_CID_FOCUS_AUTO)
-    static let focusAbsolute = UInt32(V4L2_CID_FOCUS_ABSOLUTE)
-    static let autoFocusStart = UInt32(V4L2_CID_AUTO_FOCUS_START)
-    static let autoFocusStop = UInt32(V4L2_CID_AUTO_FOCUS_STOP)
-    static let flashLEDMode = UInt32(V4L2_CID_FLASH_LED_MODE)
-    static let panAbsolute = UInt32(V4L2_CID_PAN_ABSOLUTE)
+package enum ControlID {
+    package static let zoomAbsolute = UInt32(V4L2_CID_ZOOM_ABSOLUTE)
+    package static let focusAuto = UInt32(V4L2_CID_FOCUS_AUTO)
+    package static let focusAbsolute = UInt32(V4L2_CID_FOCUS_ABSOLUTE)
+    package static let autoFocusStart = UInt32(V4L2_CID_AUTO_FOCUS_START)
+    package static let autoFocusStop = UInt32(V4L2_CID_AUTO_FOCUS_STOP)
+    package static let flashLEDMode = UInt32(V4L2_CID_FLASH_LED_MODE)
+    package static let panAbsolute = UInt32(V4L2_CID_PAN_ABSOLUTE)
     static let tiltAbsolute = UInt32(V4L2_CID_TILT_ABSOLUTE)
     static let panRelative = UInt32(V4L2_CID_PAN_RELATIVE)
     static let tiltRelative = UInt32(V4L2_CID_TILT_RELATIVE)
     static let panSpeed = UInt32(V4L2_CID_PAN_SPEED)
     static let tiltSpeed = UInt32(V4L2_CID_TILT_SPEED)
     /// The pan/tilt controls listed in a device's details, with the unit UVC gives them.
-    static let panTilt: [(id: UInt32, name: String, unit: String)] = [
+    package static let panTilt: [(id: UInt32, name: String, unit: String)] = [
         (panAbsolute, "PAN_ABSOLUTE", "arc seconds"), (tiltAbsolute, "TILT_ABSOLUTE", "arc seconds"),
         (panRelative, "PAN_RELATIVE", "steps"), (tiltRelative, "TILT_RELATIVE", "steps"),
         (panSpeed, "PAN_SPEED", "speed"), (tiltSpeed, "TILT_SPEED", "speed"),
@@ -42,20 +83,26 @@ enum ControlID {
 /// is 1x and the factor is value / minimum** (100...500 is 1x...5x; 300 is 3x). A control whose
 /// minimum is 0 or less has no such scale; it maps linearly, minimum → 1x and maximum → the lens
 /// ceiling. The core crops in the frame path whatever the device cannot reach.
-struct ZoomControlMapping: Sendable, Hashable {
-    let minimum: Int64
-    let maximum: Int64
+package struct ZoomControlMapping: Sendable, Hashable {
+    package let minimum: Int64
+    package let maximum: Int64
     /// The lens's zoom ceiling, used only by the linear fallback.
-    let ceiling: Double
+    package let ceiling: Double
+
+    package init(minimum: Int64, maximum: Int64, ceiling: Double) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.ceiling = ceiling
+    }
 
     /// Whether the focal-length reading (value / minimum) applies.
-    var isFocalLength: Bool { minimum > 0 }
+    package var isFocalLength: Bool { minimum > 0 }
 
     /// The highest factor the device itself reaches.
-    var maximumFactor: Double { factor(forValue: maximum) }
+    package var maximumFactor: Double { factor(forValue: maximum) }
 
     /// The control value for `factor` (>= 1), clamped to the control's range.
-    func value(forFactor factor: Double) -> Int64 {
+    package func value(forFactor factor: Double) -> Int64 {
         let f = factor.isFinite ? max(1, factor) : 1
         let raw: Double
         if isFocalLength {
@@ -68,7 +115,7 @@ struct ZoomControlMapping: Sendable, Hashable {
     }
 
     /// The factor a control value gives.
-    func factor(forValue value: Int64) -> Double {
+    package func factor(forValue value: Int64) -> Double {
         let v = min(max(value, minimum), maximum)
         if isFocalLength { return Double(v) / Double(minimum) }
         guard maximum > minimum else { return 1 }
@@ -76,9 +123,9 @@ struct ZoomControlMapping: Sendable, Hashable {
     }
 }
 
-extension DeviceFD {
+extension DeviceFD: V4L2ControlAccess {
     /// The control `id`, or nil when the device lacks it or has it disabled.
-    func queryControl(_ id: UInt32) -> ControlInfo? {
+    package func queryControl(_ id: UInt32) -> ControlInfo? {
         var q = v4l2_query_ext_ctrl()
         q.id = id
         guard (try? ioctl(UInt(CAMHAL_VIDIOC_QUERY_EXT_CTRL), &q, "VIDIOC_QUERY_EXT_CTRL")) != nil,
@@ -105,27 +152,76 @@ extension DeviceFD {
         return result
     }
 
-    func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
+    package func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { camhal_menu_has_entry(raw, id, index) != 0 }
+
+    package func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
         var c = v4l2_control(id: id, value: 0)
         try ioctl(UInt(CAMHAL_VIDIOC_G_CTRL), &c, "VIDIOC_G_CTRL")
         return c.value
     }
 
-    /// Sets control `id` to `value` unless it reads back as `value` already; returns the value in
-    /// effect. For the value controls a session re-applies on every start: a UVC control write is
-    /// a USB transfer to the camera, a read of a non-volatile control is answered from uvcvideo's
-    /// cache, so a start at the device's own settings writes nothing. Never for a button control
-    /// (AUTO_FOCUS_START): pressing it is the point.
     @discardableResult
-    func updateControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
-        if let now = try? getControl(id), now == value { return now }
-        return try setControl(id, value)
-    }
-
-    @discardableResult
-    func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+    package func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
         var c = v4l2_control(id: id, value: value)
         try ioctl(UInt(CAMHAL_VIDIOC_S_CTRL), &c, "VIDIOC_S_CTRL(0x\(String(id, radix: 16)))")
         return c.value
+    }
+}
+
+/// What V4L2 camera controls mean to CamHAL, written once against `V4L2ControlAccess` for every
+/// path to them (a V4L2 node, the pipewire backend's v4l2 nodes).
+package enum V4L2ControlSemantics {
+    /// What a changed control value means: ZOOM_ABSOLUTE gives the zoom factor (`ZoomControlMapping`),
+    /// FOCUS_AUTO (focus_automatic_continuous) on gives continuous focus, off gives manual focus
+    /// when the lens has FOCUS_ABSOLUTE (the other app drives the lens) and locked otherwise.
+    package static func controlChange(id: UInt32, value: Int64, zoom: ZoomControlMapping?, hasFocusAbsolute: Bool) -> (zoomFactor: Double?, focusMode: FocusMode?) {
+        switch id {
+        case ControlID.zoomAbsolute: return (zoom.map { $0.factor(forValue: value) }, nil)
+        case ControlID.focusAuto: return (nil, value != 0 ? .continuous : (hasFocusAbsolute ? .manual : .locked))
+        default: return (nil, nil)
+        }
+    }
+
+    /// Lights or darkens the torch through FLASH_LED_MODE on `target`; the state read back.
+    package static func applyTorch(_ on: Bool, _ target: some V4L2ControlAccess) -> Bool {
+        let mode = on ? Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue) : Int32(V4L2_FLASH_LED_MODE_NONE.rawValue)
+        guard (try? target.updateControl(ControlID.flashLEDMode, mode)) != nil,
+              let now = try? target.getControl(ControlID.flashLEDMode) else { return false }
+        return now == Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+    }
+
+    /// Applies a focus mode through the focus controls on `fd` (the node or its lens sub-device):
+    /// FOCUS_AUTO for continuous, AUTO_FOCUS_START for one sweep, FOCUS_AUTO off (and
+    /// AUTO_FOCUS_STOP) for locked and manual. Returns the mode in effect.
+    package static func applyFocusMode(_ mode: FocusMode, _ fd: some V4L2ControlAccess) -> FocusMode {
+        let hasAuto = fd.queryControl(ControlID.focusAuto) != nil
+        let hasStart = fd.queryControl(ControlID.autoFocusStart) != nil
+        let hasAbsolute = fd.queryControl(ControlID.focusAbsolute) != nil
+        switch mode {
+        case .continuous:
+            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+        case .auto:
+            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
+            if hasStart, (try? fd.setControl(ControlID.autoFocusStart, 1)) != nil { return .auto }
+            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
+        case .locked, .manual:
+            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
+            if hasStart, fd.queryControl(ControlID.autoFocusStop) != nil { _ = try? fd.setControl(ControlID.autoFocusStop, 1) }
+            if mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
+        case .fixed:
+            break
+        }
+        if hasAuto, let v = try? fd.getControl(ControlID.focusAuto) { return v != 0 ? .continuous : .locked }
+        return hasAbsolute ? .manual : .fixed
+    }
+
+    /// The CamHAL setter driving each control of `device` that one drives (X6), by V4L2 control ID.
+    package static func owners(of device: DeviceDescriptor) -> [UInt32: String] {
+        var owners: [UInt32: String] = [
+            ControlID.focusAuto: "setFocusMode", ControlID.autoFocusStart: "setFocusMode", ControlID.autoFocusStop: "setFocusMode",
+        ]
+        if device.zoomMethod == .optical { owners[ControlID.zoomAbsolute] = "setZoomRatio" }
+        if device.hasTorch { owners[ControlID.flashLEDMode] = "setTorch" }
+        return owners
     }
 }

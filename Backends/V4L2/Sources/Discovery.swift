@@ -9,13 +9,14 @@ import Glibc
 /// with id `<node-id>#input=N` and the input's name in the device name, because inputs differ in
 /// what they can do (vivid crops on HDMI, not on its webcam input). TV-tuner inputs are skipped:
 /// a tuner is not a camera. A node with one input keeps the plain id.
-enum V4L2Discovery {
+package enum V4L2Discovery {
     /// Keys of `DeviceDescriptor.details` this backend sets and reads back in `bind`.
-    enum Key {
+    package enum Key {
         static let node = "node", input = "input", inputName = "inputName", driver = "driver", card = "card"
         static let bus = "bus", media = "media", pipeline = "pipeline", lens = "lensSubdev", flash = "flashSubdev"
-        static let zoomControl = "zoomControl", focusControls = "focusControls", error = "error"
-        static let panTilt = "panTilt"
+        package static let zoomControl = "zoomControl", focusControls = "focusControls"
+        static let error = "error"
+        package static let panTilt = "panTilt"
     }
 
     /// Capture nodes in `/dev` by kernel name, sorted by number (`video0`, `video10`...).
@@ -138,7 +139,7 @@ enum V4L2Discovery {
     }
 
     /// The zoom control and its mapping, for the device details.
-    static func zoomDescription(_ z: ControlInfo) -> String {
+    package static func zoomDescription(_ z: ControlInfo) -> String {
         let m = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: ZoomMath.cap)
         let mapping = m.isFocalLength
             ? "ratio = value / \(z.minimum): 1x...\(ZoomMath.format(m.maximumFactor))x"
@@ -149,7 +150,7 @@ enum V4L2Discovery {
     /// Focus modes a set of focus controls allows (F2). `auto` (one sweep, then hold) needs
     /// AUTO_FOCUS_START: UVC webcams have only FOCUS_AUTO (focus_automatic_continuous), which is
     /// continuous focus, so they do not list it.
-    static func focusModes(auto: Bool, absolute: Bool, start: Bool) -> [FocusMode] {
+    package static func focusModes(auto: Bool, absolute: Bool, start: Bool) -> [FocusMode] {
         var modes: [FocusMode] = []
         if auto { modes.append(.continuous) }
         if start { modes.append(.auto) }
@@ -209,7 +210,6 @@ enum V4L2Discovery {
         defer { flash?.close() }
         let torchOnFlash = flash?.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
         if torchOnFlash, let flashNode { details[Key.flash] = flashNode }
-        let torchOnNode = fd.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
 
         let allInputs = caps.isMediaControlled ? [] : inputs(fd)
         let cameraInputs = allInputs.filter { $0.type != UInt32(V4L2_INPUT_TYPE_TUNER) }
@@ -236,19 +236,13 @@ enum V4L2Discovery {
             }
             let formats = V4L2Formats.describe(fd, mbusCodes: pipeline?.outputCodes)
             let lens = lensNode.flatMap { try? DeviceFD(path: $0) }
-            let focusFD = lens ?? fd
-            let fAuto = focusFD.queryControl(ControlID.focusAuto) != nil
-            let fAbs = focusFD.queryControl(ControlID.focusAbsolute)
-            let fStart = focusFD.queryControl(ControlID.autoFocusStart) != nil
+            let controls = lens.map { V4L2CameraControls(node: fd, focus: $0, focusOnSubdevice: true) }
+                ?? V4L2CameraControls(node: fd, focus: fd, focusOnSubdevice: false)
             lens?.close()
-            if fAuto || fAbs != nil || fStart {
-                d[Key.focusControls] = [fAuto ? "FOCUS_AUTO" : nil, fAbs.map { "FOCUS_ABSOLUTE \($0.minimum)...\($0.maximum)" }, fStart ? "AUTO_FOCUS_START" : nil]
-                    .compactMap { $0 }.joined(separator: ", ") + (lens != nil ? " (lens sub-device)" : "")
-            }
+            d.merge(controls.details) { _, new in new }
             let zoomMethod: ZoomMethod
-            if let z = fd.queryControl(ControlID.zoomAbsolute) {
+            if controls.zoom != nil {
                 zoomMethod = .optical
-                d[Key.zoomControl] = zoomDescription(z)
             } else if let bounds = selection(fd, target: V4L2_SEL_TGT_CROP_BOUNDS), selection(fd, target: V4L2_SEL_TGT_CROP) != nil {
                 // uvcvideo answers CROP_BOUNDS/CROP_DEFAULT but has no CROP target (no S_SELECTION):
                 // only a driver that reports its current crop can be cropped.
@@ -257,22 +251,55 @@ enum V4L2Discovery {
             } else {
                 zoomMethod = .frameCrop
             }
-            // PTZ: pan/tilt have no place in the zoom/focus model; listed so apps can see them.
-            let ptz = ControlID.panTilt.compactMap { c in
-                fd.queryControl(c.id).map { "\(c.name) \($0.minimum)...\($0.maximum) (\(c.unit))" }
-            }
-            if !ptz.isEmpty { d[Key.panTilt] = ptz.joined(separator: ", ") }
-            let image = V4L2ImageControls(fd)
+            let image = controls.image
             result.append(DeviceDescriptor(
                 id: id, name: displayName, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external),
-                hasTorch: torchOnFlash || torchOnNode, supportsFocusPoint: false,
-                focusModes: focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart),
+                hasTorch: torchOnFlash || controls.torchOnNode, supportsFocusPoint: false,
+                focusModes: controls.focusModes,
                 formats: formats, zoomMethod: zoomMethod, isExclusive: true, details: d,
                 exposure: image.exposureCapabilities, whiteBalance: image.whiteBalanceCapabilities,
                 antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes))
         }
         return result
+    }
+}
+
+/// What a node's camera controls make of it (K1), found through any `V4L2ControlAccess` (a V4L2
+/// node, or the pipewire backend's v4l2 node): ZOOM_ABSOLUTE (optical zoom), the focus modes its
+/// focus controls allow, a torch on FLASH_LED_MODE, pan/tilt listed in the details, and the
+/// exposure, white-balance and anti-flicker controls.
+package struct V4L2CameraControls: Sendable {
+    /// ZOOM_ABSOLUTE, when the node has it.
+    package let zoom: ControlInfo?
+    package let focusModes: [FocusMode]
+    /// FLASH_LED_MODE on the node itself reaches TORCH.
+    package let torchOnNode: Bool
+    /// `zoomControl`, `focusControls` and `panTilt` entries for `DeviceDescriptor.details`.
+    package let details: [String: String]
+    package let image: V4L2ImageControls
+
+    /// The controls of `node`, its focus controls on `focus` (a lens sub-device, or the node).
+    package init(node: some V4L2ControlAccess, focus: some V4L2ControlAccess, focusOnSubdevice: Bool) {
+        var d: [String: String] = [:]
+        let fAuto = focus.queryControl(ControlID.focusAuto) != nil
+        let fAbs = focus.queryControl(ControlID.focusAbsolute)
+        let fStart = focus.queryControl(ControlID.autoFocusStart) != nil
+        if fAuto || fAbs != nil || fStart {
+            d[V4L2Discovery.Key.focusControls] = [fAuto ? "FOCUS_AUTO" : nil, fAbs.map { "FOCUS_ABSOLUTE \($0.minimum)...\($0.maximum)" }, fStart ? "AUTO_FOCUS_START" : nil]
+                .compactMap { $0 }.joined(separator: ", ") + (focusOnSubdevice ? " (lens sub-device)" : "")
+        }
+        focusModes = V4L2Discovery.focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart)
+        zoom = node.queryControl(ControlID.zoomAbsolute)
+        if let z = zoom { d[V4L2Discovery.Key.zoomControl] = V4L2Discovery.zoomDescription(z) }
+        // PTZ: pan/tilt have no place in the zoom/focus model; listed so apps can see them.
+        let ptz = ControlID.panTilt.compactMap { c in
+            node.queryControl(c.id).map { "\(c.name) \($0.minimum)...\($0.maximum) (\(c.unit))" }
+        }
+        if !ptz.isEmpty { d[V4L2Discovery.Key.panTilt] = ptz.joined(separator: ", ") }
+        torchOnNode = node.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
+        image = V4L2ImageControls(node)
+        details = d
     }
 }
 

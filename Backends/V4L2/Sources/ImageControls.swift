@@ -12,7 +12,7 @@ import Glibc
 /// sensor drivers, not on UVC or vivid) chooses a method whose spot is the frame's centre, so a
 /// V4L2 device's `DeviceDescriptor.metering` stays nil and `setMetering` is answered with
 /// `controlUnsupported`; the menu stays reachable as the raw control `exposure_metering_mode`.
-struct V4L2ImageControls: Sendable {
+package struct V4L2ImageControls: Sendable {
     static let exposureAutoID = UInt32(V4L2_CID_EXPOSURE_AUTO)
     static let exposureAbsoluteID = UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)
     static let gainID = UInt32(V4L2_CID_GAIN)
@@ -20,7 +20,9 @@ struct V4L2ImageControls: Sendable {
     static let lockID = UInt32(V4L2_CID_3A_LOCK)
     static let autoWhiteBalanceID = UInt32(V4L2_CID_AUTO_WHITE_BALANCE)
     static let temperatureID = UInt32(V4L2_CID_WHITE_BALANCE_TEMPERATURE)
-    static let powerLineID = UInt32(V4L2_CID_POWER_LINE_FREQUENCY)
+    package static let powerLineID = UInt32(V4L2_CID_POWER_LINE_FREQUENCY)
+    /// The anti-flicker mode of each power_line_frequency menu entry (V4L2_CID_POWER_LINE_FREQUENCY_*).
+    static let antiFlickerByEntry: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
 
     static let manualEntry = Int32(V4L2_EXPOSURE_MANUAL.rawValue)
     static let lockExposure = Int32(V4L2_LOCK_EXPOSURE)
@@ -40,9 +42,9 @@ struct V4L2ImageControls: Sendable {
     var hasAutoWhiteBalance = false
     var temperature: ControlInfo?
     /// power_line_frequency menu entries offered, as anti-flicker modes.
-    var antiFlickerModes: [AntiFlickerMode] = []
+    package var antiFlickerModes: [AntiFlickerMode] = []
 
-    init(_ fd: DeviceFD) {
+    package init(_ fd: some V4L2ControlAccess) {
         if fd.queryControl(Self.exposureAutoID) != nil {
             let entries = Self.menuEntries(fd, Self.exposureAutoID, 0...3)
             exposureAutoEntry = entries.contains(Int32(V4L2_EXPOSURE_AUTO.rawValue)) ? Int32(V4L2_EXPOSURE_AUTO.rawValue)
@@ -56,13 +58,12 @@ struct V4L2ImageControls: Sendable {
         hasAutoWhiteBalance = fd.queryControl(Self.autoWhiteBalanceID) != nil
         temperature = fd.queryControl(Self.temperatureID)
         if fd.queryControl(Self.powerLineID) != nil {
-            let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
-            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { modes[Int($0)] }
+            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { Self.antiFlickerByEntry[Int($0)] }
         }
     }
 
-    static func menuEntries(_ fd: DeviceFD, _ id: UInt32, _ range: ClosedRange<UInt32>) -> [Int32] {
-        range.filter { camhal_menu_has_entry(fd.raw, id, $0) != 0 }.map { Int32($0) }
+    static func menuEntries(_ fd: some V4L2ControlAccess, _ id: UInt32, _ range: ClosedRange<UInt32>) -> [Int32] {
+        range.filter { fd.hasMenuEntry(id, $0) }.map { Int32($0) }
     }
 
     /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake).
@@ -73,7 +74,7 @@ struct V4L2ImageControls: Sendable {
 
     /// What the capabilities say (E1); nil without an automatic-exposure control to switch (a
     /// bare gain or exposure value with no auto is a raw device control, not exposure control).
-    var exposureCapabilities: ExposureCapabilities? {
+    package var exposureCapabilities: ExposureCapabilities? {
         guard exposureAutoEntry != nil || hasAutoGain else { return nil }
         var modes: [ExposureMode] = [.continuousAuto]
         if lockBits & Self.lockExposure != 0 { modes.append(.locked) }
@@ -85,7 +86,7 @@ struct V4L2ImageControls: Sendable {
             gainUnit: .deviceUnits)
     }
 
-    var whiteBalanceCapabilities: WhiteBalanceCapabilities? {
+    package var whiteBalanceCapabilities: WhiteBalanceCapabilities? {
         guard hasAutoWhiteBalance || temperature != nil else { return nil }
         var modes: [WhiteBalanceMode] = [.auto]
         if lockBits & Self.lockWhiteBalance != 0 { modes.append(.locked) }
@@ -98,7 +99,7 @@ struct V4L2ImageControls: Sendable {
 
     /// Applies `request`; for manual, MANUAL is selected before the duration and gain are written,
     /// as V4L2 refuses exposure_time_absolute while auto is on (E3). Returns what the device reads back.
-    func applyExposure(_ request: ExposureSettings, fd: DeviceFD) -> ExposureSettings {
+    package func applyExposure(_ request: ExposureSettings, fd: some V4L2ControlAccess) -> ExposureSettings {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .continuousAuto:
@@ -120,7 +121,7 @@ struct V4L2ImageControls: Sendable {
         return readExposure(fd: fd)
     }
 
-    func readExposure(fd: DeviceFD) -> ExposureSettings {
+    func readExposure(fd: some V4L2ControlAccess) -> ExposureSettings {
         var s = ExposureSettings()
         if exposureAutoEntry != nil || hasManualEntry, let v = try? fd.getControl(Self.exposureAutoID) {
             s.mode = v == Self.manualEntry ? .manual : .continuousAuto
@@ -137,7 +138,7 @@ struct V4L2ImageControls: Sendable {
 
     /// Applies white balance: a preset or a temperature turns white_balance_automatic off first,
     /// then writes white_balance_temperature (inactive, and refused by some drivers, while auto is on).
-    func applyWhiteBalance(_ request: WhiteBalanceSettings, fd: DeviceFD) -> WhiteBalanceSettings {
+    package func applyWhiteBalance(_ request: WhiteBalanceSettings, fd: some V4L2ControlAccess) -> WhiteBalanceSettings {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .auto:
@@ -165,11 +166,18 @@ struct V4L2ImageControls: Sendable {
     }
 
     /// Writes power_line_frequency (nil: leaves it) and reads it back.
-    func applyAntiFlicker(_ mode: AntiFlickerMode?, fd: DeviceFD) -> AntiFlickerMode? {
+    package func applyAntiFlicker(_ mode: AntiFlickerMode?, fd: some V4L2ControlAccess) -> AntiFlickerMode? {
         guard !antiFlickerModes.isEmpty else { return nil }
-        let modes: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
+        let modes = Self.antiFlickerByEntry
         if let mode, let index = modes.firstIndex(of: mode) { _ = try? fd.updateControl(Self.powerLineID, Int32(index)) }
         guard let v = try? fd.getControl(Self.powerLineID), modes.indices.contains(Int(v)) else { return nil }
         return modes[Int(v)]
+    }
+
+    /// The anti-flicker mode of power_line_frequency's default entry: what a device whose current
+    /// value cannot be read (the pipewire backend's v4l2 nodes) is set to rather than guessed.
+    package func defaultAntiFlicker(fd: some V4L2ControlAccess) -> AntiFlickerMode? {
+        guard let d = fd.queryControl(Self.powerLineID)?.defaultValue, Self.antiFlickerByEntry.indices.contains(Int(d)) else { return nil }
+        return Self.antiFlickerByEntry[Int(d)]
     }
 }

@@ -17,12 +17,7 @@ final class V4L2ControlDriver: DeviceControlDriver {
     init(device: DeviceDescriptor, node: String) {
         deviceID = device.id
         self.node = node
-        var owners: [UInt32: String] = [
-            ControlID.focusAuto: "setFocusMode", ControlID.autoFocusStart: "setFocusMode", ControlID.autoFocusStop: "setFocusMode",
-        ]
-        if device.zoomMethod == .optical { owners[ControlID.zoomAbsolute] = "setZoomRatio" }
-        if device.hasTorch { owners[ControlID.flashLEDMode] = "setTorch" }
-        self.owners = owners
+        owners = V4L2ControlSemantics.owners(of: device)
     }
 
     private func open() throws(CameraError) -> DeviceFD {

@@ -403,23 +403,12 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             var ev = v4l2_event()
             guard (try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_DQEVENT), &ev, "VIDIOC_DQEVENT")) != nil else { break }
             guard ev.type == UInt32(V4L2_EVENT_CTRL), ev.u.ctrl.changes & UInt32(V4L2_EVENT_CTRL_CH_VALUE) != 0 else { continue }
-            let change = Self.controlChange(id: ev.id, value: Int64(ev.u.ctrl.value), zoom: zoomMapping, hasFocusAbsolute: hasFocusAbsolute)
+            let change = V4L2ControlSemantics.controlChange(id: ev.id, value: Int64(ev.u.ctrl.value), zoom: zoomMapping, hasFocusAbsolute: hasFocusAbsolute)
             zoom = change.zoomFactor ?? zoom
             focus = change.focusMode ?? focus
         }
         if (zoom != nil || focus != nil) && !closed.value {
             sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus))
-        }
-    }
-
-    /// What a changed control value means: ZOOM_ABSOLUTE gives the zoom factor (`ZoomControlMapping`),
-    /// FOCUS_AUTO (focus_automatic_continuous) on gives continuous focus, off gives manual focus
-    /// when the lens has FOCUS_ABSOLUTE (the other app drives the lens) and locked otherwise.
-    static func controlChange(id: UInt32, value: Int64, zoom: ZoomControlMapping?, hasFocusAbsolute: Bool) -> (zoomFactor: Double?, focusMode: FocusMode?) {
-        switch id {
-        case ControlID.zoomAbsolute: return (zoom.map { $0.factor(forValue: value) }, nil)
-        case ControlID.focusAuto: return (nil, value != 0 ? .continuous : (hasFocusAbsolute ? .manual : .locked))
-        default: return (nil, nil)
         }
     }
 
@@ -516,34 +505,10 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     func applyTorch(_ on: Bool) -> Bool {
         let target = flashFD ?? (core.fd.queryControl(ControlID.flashLEDMode) != nil ? core.fd : nil)
         guard let target else { return false }
-        let mode = on ? Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue) : Int32(V4L2_FLASH_LED_MODE_NONE.rawValue)
-        guard (try? target.updateControl(ControlID.flashLEDMode, mode)) != nil,
-              let now = try? target.getControl(ControlID.flashLEDMode) else { return false }
-        return now == Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+        return V4L2ControlSemantics.applyTorch(on, target)
     }
 
-    func applyFocusMode(_ mode: FocusMode) -> FocusMode {
-        let fd = lensFD ?? core.fd
-        let hasAuto = fd.queryControl(ControlID.focusAuto) != nil
-        let hasStart = fd.queryControl(ControlID.autoFocusStart) != nil
-        let hasAbsolute = fd.queryControl(ControlID.focusAbsolute) != nil
-        switch mode {
-        case .continuous:
-            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
-        case .auto:
-            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
-            if hasStart, (try? fd.setControl(ControlID.autoFocusStart, 1)) != nil { return .auto }
-            if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
-        case .locked, .manual:
-            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
-            if hasStart, fd.queryControl(ControlID.autoFocusStop) != nil { _ = try? fd.setControl(ControlID.autoFocusStop, 1) }
-            if mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
-        case .fixed:
-            break
-        }
-        if hasAuto, let v = try? fd.getControl(ControlID.focusAuto) { return v != 0 ? .continuous : .locked }
-        return hasAbsolute ? .manual : .fixed
-    }
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode { V4L2ControlSemantics.applyFocusMode(mode, lensFD ?? core.fd) }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
 

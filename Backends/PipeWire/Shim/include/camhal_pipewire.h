@@ -73,6 +73,52 @@ size_t camhal_pw_conn_nodes(camhal_pw_conn *c, uint32_t **ids, uint64_t **serial
 /// most `max` written. Returns the count, or a negative errno.
 int camhal_pw_conn_enum_formats(camhal_pw_conn *c, uint32_t id, camhal_pw_format *out, int max, int timeout_ms);
 
+/// Kinds of node controls (the value type of a PropInfo entry).
+enum { CAMHAL_PW_PROP_INT = 1, CAMHAL_PW_PROP_BOOL = 2, CAMHAL_PW_PROP_FLOAT = 3, CAMHAL_PW_PROP_MENU = 4 };
+
+/// The most menu entries kept per control.
+#define CAMHAL_PW_MAX_LABELS 32
+
+/// One control of a node: a PropInfo param (SPA's v4l2 plugin: a V4L2 control, its id
+/// SPA_PROP_brightness..sharpness or SPA_PROP_START_CUSTOM + the V4L2 control id; the libcamera
+/// plugin: a libcamera control, its id the ControlId), with its value when the node's Props param
+/// reports one. Ranges: integers in minimum/maximum/step/def (booleans 0...1, menus their entries),
+/// floats in fminimum/fmaximum/fdef.
+typedef struct {
+    uint32_t id;
+    uint32_t kind;
+    char name[64];
+    int64_t minimum, maximum, step, def;
+    double fminimum, fmaximum, fdef;
+    uint32_t n_labels;
+    int32_t label_value[CAMHAL_PW_MAX_LABELS];
+    char label[CAMHAL_PW_MAX_LABELS][32];
+    /// Non-zero when the node's Props param holds a value for this id (`value`, or `fvalue` for floats).
+    int has_value;
+    int64_t value;
+    double fvalue;
+} camhal_pw_prop;
+
+/// The controls of node `id` (its PropInfo params, values from its Props param); at most `max`
+/// written. Entries that are not controls (device path, name, fd; strings) are left out. Returns
+/// the count, or a negative errno.
+int camhal_pw_conn_enum_props(camhal_pw_conn *c, uint32_t id, camhal_pw_prop *out, int max, int timeout_ms);
+
+/// Sets control `prop_id` of node `id` to `value` (kind CAMHAL_PW_PROP_FLOAT: `fvalue`) with
+/// set_param(SPA_PARAM_Props) on a proxy of the node. Returns 0, or a negative errno plus a
+/// malloc'ed message in `*error` (the daemon refused it: no write permission, no such node).
+/// A node that ignores the value (SPA's v4l2 plugin drops a failed VIDIOC_S_CTRL) still gives 0.
+int camhal_pw_conn_set_prop(camhal_pw_conn *c, uint32_t id, uint32_t prop_id, uint32_t kind, int64_t value,
+                            double fvalue, int timeout_ms, char **error);
+
+/// Subscribes to node `id`'s Props param: every later change of its controls, by any client, is
+/// kept for camhal_pw_conn_next_props (one node per connection). 0 or a negative errno.
+int camhal_pw_conn_watch_props(camhal_pw_conn *c, uint32_t id);
+/// Waits up to `timeout_ms` for the watched node's next Props param; its values (id, kind,
+/// has_value, value/fvalue per entry, at most `max`) and their count, -ETIMEDOUT, or -EPIPE
+/// when the daemon went away. The first one after the subscription is the current Props.
+int camhal_pw_conn_next_props(camhal_pw_conn *c, int timeout_ms, camhal_pw_prop *out, int max);
+
 /// Registry events, for hot-plug watching.
 enum { CAMHAL_PW_EV_NONE = 0, CAMHAL_PW_EV_ADDED = 1, CAMHAL_PW_EV_REMOVED = 2, CAMHAL_PW_EV_LOST = 3 };
 typedef struct {
@@ -128,9 +174,17 @@ enum {
     CAMHAL_PW_NEXT_ERROR = 4,
     /// camhal_pw_stream_stop was called.
     CAMHAL_PW_NEXT_STOPPED = 5,
+    /// The node's Props param changed (a control set by anyone): read it with camhal_pw_stream_props.
+    CAMHAL_PW_NEXT_PROPS = 6,
 };
 /// Waits up to `timeout_ms` for the next buffer or event. A frame must be released exactly once.
 int camhal_pw_stream_next(camhal_pw_stream *s, int timeout_ms, camhal_pw_frame *frame, const char **message);
+/// The node's latest Props values (id, kind, has_value, value/fvalue of each entry); at most `max`
+/// written. Returns the count.
+int camhal_pw_stream_props(camhal_pw_stream *s, camhal_pw_prop *out, int max);
+/// camhal_pw_conn_set_prop on the stream's node, through the stream's own connection.
+int camhal_pw_stream_set_prop(camhal_pw_stream *s, uint32_t prop_id, uint32_t kind, int64_t value, double fvalue,
+                              char **error);
 /// Hands a buffer back to PipeWire (or unmaps it if the stream no longer has it). Any thread.
 void camhal_pw_stream_release(camhal_pw_stream *s, void *buffer);
 /// Wakes camhal_pw_stream_next with STOPPED and stops taking buffers.
@@ -138,6 +192,22 @@ void camhal_pw_stream_stop(camhal_pw_stream *s);
 /// Disconnects and frees the stream once every released frame is back (immediately if none is
 /// held; otherwise the last camhal_pw_stream_release finishes it). Call after stop, once.
 void camhal_pw_stream_free(camhal_pw_stream *s);
+
+// MARK: The camera portal (org.freedesktop.portal.Camera, through GDBus on the session bus)
+// Blocking calls; call them off any thread that must stay responsive. Messages are malloc'ed.
+// `bus_address`: the D-Bus address to use, NULL for the session bus ($DBUS_SESSION_BUS_ADDRESS).
+
+/// The Camera interface's version when the portal exports it on the session bus (starting the
+/// portal if it is D-Bus activatable), else -1 and why in `*error`.
+int camhal_portal_camera_version(const char *bus_address, char **error);
+/// AccessCamera, then waits up to `timeout_ms` for the Request's Response: 1 granted, 0 denied,
+/// -1 on failure (no portal, no answer in time) with `*error`.
+int camhal_portal_access_camera(const char *bus_address, int timeout_ms, char **error);
+/// OpenPipeWireRemote: a PipeWire socket fd (the caller owns it) that shows the camera nodes the
+/// app may use; -1 with `*error` (access not granted, no portal).
+int camhal_portal_open_pipewire_remote(const char *bus_address, char **error);
+/// Non-zero inside a Flatpak sandbox (/.flatpak-info exists).
+int camhal_portal_in_flatpak(void);
 
 #ifdef __cplusplus
 }

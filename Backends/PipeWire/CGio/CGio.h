@@ -1,0 +1,2 @@
+#include <gio/gio.h>
+#include <gio/gunixfdlist.h>
