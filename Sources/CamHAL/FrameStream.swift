@@ -166,7 +166,8 @@ final class FrameQueue: @unchecked Sendable {
         state.pointee.pendingIDs.removeFirst(w.id)
         state.pointee.counters.delivered += 1
         condition.unlock()
-        w.continuation.resume(returning: frame)
+        // A consumer that prefers FrameDeliveryExecutor runs right here, on this thread.
+        FrameHandOff.handingOver { w.continuation.resume(returning: frame) }
         return true
     }
 

@@ -117,16 +117,15 @@ package enum Child {
             camera.start()
             take = tally.waitForAll(timeout: Double(o.frames) + 30)
             await camera.stop()
-        case .stream:
+        case .stream, .inline:
             let stream = camera.frames(policy: .block(capacity: 2))
-            take = FrameTake(limit: o.frames, latency: latency)
+            let start = FrameTake(limit: o.frames, latency: latency)
             t1 = monotonicNow()
             camera.start()
-            for await frame in stream {
-                let first = take.frames == 0
-                let done = take.record(frame)
-                if first { Child.printFirst() }
-                if done { break }
+            if o.path == .inline {
+                take = await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { await Self.consume(stream, start) }
+            } else {
+                take = await Self.consume(stream, start)
             }
             await camera.stop()
         }
@@ -144,6 +143,18 @@ package enum Child {
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(report), as: UTF8.self))
         return 0
+    }
+
+    /// The `for await` loop of the stream paths: records frames until the take is complete.
+    private static func consume(_ stream: FrameStream, _ start: FrameTake) async -> FrameTake {
+        var take = start
+        for await frame in stream {
+            let first = take.frames == 0
+            let done = take.record(frame)
+            if first { Child.printFirst() }
+            if done { break }
+        }
+        return take
     }
 
     /// One unbuffered write at the first frame (the parent times it from spawn).

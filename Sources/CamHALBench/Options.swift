@@ -6,6 +6,8 @@ import Glibc
 package enum BenchPath: String, Codable {
     /// `Camera.frames(policy:)`, the async `FrameStream` (the README's path).
     case stream
+    /// The same loop under `FrameDeliveryExecutor` (no thread hop per frame).
+    case inline
     /// `Camera.setFrameHandler`, on the backend's thread.
     case handler
     /// The backend's binding alone (no `Camera` session): separates the backend from the core.
@@ -19,18 +21,21 @@ package enum BenchPath: String, Codable {
 package struct Options {
     package static let usage = """
         usage: camhal-bench [--backend B] [--device ID] [--format FOURCC] [--size WxH] [--fps R] [--frames N]
-                            [--path stream|handler|raw] [--rounds R] [--json] [--callgrind] [--full-child] [--latency none|driver|webcam]
+                            [--path stream|inline|handler|raw] [--rounds R] [--json] [--callgrind] [--syscalls] [--full-child] [--latency none|driver|webcam]
           --backend B     v4l2 (default), gstreamer, libcamera, pipewire or media
           --device ID     device id (default: the backend's first; gstreamer: videotestsrc)
           --format F      pixel format FourCC (default: CamHAL's choice; gstreamer NV12)
           --size WxH      frame size (default: CamHAL's choice; gstreamer 1280x720)
           --fps R         frame rate to ask for
           --frames N      N: each round runs N and 2N frames on both sides (default 100)
-          --path P        CamHAL's consumer: stream (FrameStream, default), handler, raw (binding only),
+          --path P        CamHAL's consumer: stream (FrameStream, default), inline (the same loop preferring
+                          FrameDeliveryExecutor: no thread hop per frame), handler, raw (binding only),
                           record (gstreamer: startRecording of N frames vs gst-launch ... x264enc ! matroskamux)
           --rounds R      interleaved rounds (default 3)
           --json          one JSON object instead of the table
           --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases)
+          --syscalls      also count system calls per frame under strace -f -c (both sides; a system call
+                          is the costly part of a frame under emulation, and the count does not vary)
           --full-child    v4l2: measure camhal-bench itself (every backend linked), not camhal-bench-v4l2
           --latency L     where a frame's stamp comes from: driver (default; none for gstreamer), or
                           webcam (the emulated webcam's send time in the frame)
@@ -51,6 +56,7 @@ package struct Options {
     package var rounds = 3
     package var json = false
     package var callgrind = false
+    package var syscalls = false
     package var latency: LatencySource?
     /// Set in the measured child (`--child`), never by hand.
     package var child = false
@@ -100,17 +106,18 @@ package struct Options {
                 if name == "--frames" { frames = n } else { rounds = n }
             case "--path":
                 let s = try v()
-                guard let p = BenchPath(rawValue: s) else { throw BenchError("option --path: '\(s)' is not stream, handler, raw or record") }
+                guard let p = BenchPath(rawValue: s) else { throw BenchError("option --path: '\(s)' is not stream, inline, handler, raw or record") }
                 path = p
             case "--latency":
                 let s = try v()
                 guard let l = LatencySource(rawValue: s) else { throw BenchError("option --latency: '\(s)' is not none, driver or webcam") }
                 latency = l
-            case "--json", "--callgrind", "--child", "--slow-clock", "--full-child":
+            case "--json", "--callgrind", "--syscalls", "--child", "--slow-clock", "--full-child":
                 guard inline == nil else { throw BenchError("flag \(name) takes no value") }
                 switch name {
                 case "--json": json = true
                 case "--callgrind": callgrind = true
+                case "--syscalls": syscalls = true
                 case "--full-child": fullChild = true
                 case "--child": child = true
                 default: slowClock = true

@@ -1,0 +1,76 @@
+import CamHALTestSupport
+import CamHALVirtual
+import Foundation
+import Testing
+@testable import CamHAL
+
+/// `FrameDeliveryExecutor`: a `frames()` loop that prefers it runs on the delivery thread, with
+/// no thread hop per frame (issue 13), and nothing else of the task runs inline.
+@Suite("FrameDeliveryExecutor")
+struct FrameDeliveryExecutorTests {
+    /// The thread running the caller (Thread.current is read through thread-specific data, never
+    /// cached across a suspension as a `const` pthread_self can be).
+    static func threadID() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
+
+    /// Every frame of the loop is handled on the thread that delivered it (the frame handler's),
+    /// in order, and the loop's end and what follows it run elsewhere. Would catch an executor
+    /// that enqueues the hand-off on the pool (the hop comes back), or one that runs any job
+    /// inline (the code after the loop would run on the session's queue).
+    @Test func aLoopPreferringItRunsOnTheDeliveryThread() async throws {
+        let backend = VirtualBackend()
+        let camera = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
+        let delivery = Locked(Set<ObjectIdentifier>())
+        camera.setFrameHandler { _ in delivery.withLock { _ = $0.insert(Self.threadID()) } }
+        let stream = camera.frames(policy: .block(capacity: 2))
+        camera.start()
+        let seen = await within(20) {
+            await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> [(UInt64, ObjectIdentifier, Bool)] in
+                var seen: [(UInt64, ObjectIdentifier, Bool)] = []
+                for await frame in stream {
+                    seen.append((frame.sequence, Self.threadID(), FrameHandOff.isInProgress))
+                    if seen.count == 10 { break }
+                }
+                return seen
+            }
+        }
+        await camera.stop()
+        let frames = try #require(seen)
+        #expect(frames.count == 10)
+        let threads = delivery.value
+        #expect(frames.allSatisfy { threads.contains($0.1) && $0.2 }, "a frame handled off the delivery thread: \(frames.map(\.1)), delivery \(threads)")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.0 < $1.0 }, "out of order: \(frames.map(\.0))")
+        #expect(!FrameHandOff.isInProgress)
+    }
+
+    /// A stream's end is not a frame's hand-off: cancelled from another thread, the loop's end
+    /// and the code after it run on the pool, not inside that thread's `cancel()`. Would catch
+    /// the executor running every job inline (app code on whatever thread resumed it).
+    @Test func theStreamsEndIsNotRunInline() async throws {
+        let backend = VirtualBackend()
+        let camera = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
+        let stream = camera.frames(policy: .keepOnlyLatest)
+        camera.start()
+        let after = Task {
+            await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> ObjectIdentifier in
+                for await _ in stream {}
+                return Self.threadID()
+            }
+        }
+        _ = await within(20) { await stream.next(timeout: 10) }
+        let canceller = Locked<ObjectIdentifier?>(nil)
+        let cancelled = await offPool { () -> Bool in
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                canceller.set(Self.threadID())
+                stream.cancel()
+                done.signal()
+            }
+            thread.start()
+            return done.wait(timeout: .now() + 20) == .success
+        }
+        #expect(cancelled)
+        let ranOn = await within(20) { await after.value }
+        await camera.stop()
+        #expect(ranOn != nil && ranOn != canceller.value, "the loop's end ran inline on the cancelling thread")
+    }
+}
