@@ -22,6 +22,10 @@ enum Compare {
         var instructionsPerFrame: Double?
         /// Instructions outside the frames (start-up, negotiation, exit), 2 Ir(N) - Ir(2N).
         var fixedInstructions: Double?
+        /// System calls per frame under `strace -f -c`, (calls(2N) - calls(N)) / N, every thread.
+        var syscallsPerFrame: Double?
+        /// The calls of that difference by name, per frame, most frequent first.
+        var syscallsPerFrameByName: [String: Double]?
         /// CamHAL only: in-process timings and the frames' latency.
         var openToFirstMs: [Double] = []
         var startToFirstMs: [Double] = []
@@ -160,6 +164,17 @@ enum Compare {
             }
             if let reference, b != nil { try count(&b!, reference.argv) }
         }
+        if o.syscalls {
+            // Exact counts of kernel crossings, every thread, one N and one 2N run per side.
+            func perFrame(_ argv: (Int) -> [String]) throws -> (Double, [String: Double]) {
+                let one = try syscallCounts(argv(n)), two = try syscallCounts(argv(2 * n))
+                var byName: [String: Double] = [:]
+                for (name, count) in two { byName[name] = Double(count - (one[name] ?? 0)) / Double(n) }
+                return (byName.values.reduce(0, +), byName.filter { abs($0.value) >= 0.05 })
+            }
+            (a.syscallsPerFrame, a.syscallsPerFrameByName) = try perFrame { [me] + o.childArguments(frames: $0) }
+            if let reference, b != nil { (b!.syscallsPerFrame, b!.syscallsPerFrameByName) = try perFrame(reference.argv) }
+        }
         let sorted = ratios.sorted()
         let result = Result(
             backend: o.backend, device: o.device ?? "(first)", format: warm.format, path: o.path.rawValue, frames: n, rounds: o.rounds,
@@ -251,6 +266,30 @@ enum Compare {
         (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
             FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
         }
+    }
+
+    /// System calls of `argv` and its threads by name, from `strace -f -c`'s summary table.
+    static func syscallCounts(_ argv: [String]) throws -> [String: Int] {
+        let file = "/tmp/camhal-bench-syscalls.\(getpid()).txt"
+        defer { unlink(file) }
+        let r = try Spawn.run(["strace", "-f", "-c", "-o", file] + argv)
+        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw BenchError("strace -f -c \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(300))")
+        }
+        return syscallTable(text)
+    }
+
+    /// The calls column of `strace -c`'s table by syscall name (the "total" line left out).
+    static func syscallTable(_ text: String) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            // "% time     seconds  usecs/call     calls    errors syscall": the errors column may be empty.
+            let f = line.split(separator: " ")
+            guard f.count >= 5, let name = f.last, name != "total", Double(f[0]) != nil,
+                  let calls = Int(f[3]) else { continue }
+            counts[String(name)] = calls
+        }
+        return counts
     }
 
     /// camhal-bench's LD_PRELOAD probe (`libCamHALBenchProbe.so`, Sources/CamHALBenchProbe)
@@ -345,6 +384,13 @@ enum Compare {
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {
                 s += String(format: ", instructions/frame %.3fx", x / y)
+            }
+            if let x = r.camhal.syscallsPerFrame, let y = ref.syscallsPerFrame {
+                func top(_ d: [String: Double]?) -> String {
+                    (d ?? [:]).sorted { $0.value > $1.value }.prefix(6).map { String(format: "%@ %.1f", $0.key, $0.value) }.joined(separator: ", ")
+                }
+                s += String(format: ", system calls/frame %.1f vs %.1f", x, y)
+                s += " (camhal: \(top(r.camhal.syscallsPerFrameByName)); \(ref.name): \(top(ref.syscallsPerFrameByName)))"
             }
             if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
                 s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)

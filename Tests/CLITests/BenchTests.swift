@@ -11,7 +11,7 @@ extension CamhalBinaryTests {
     struct BenchChildTests {
         /// The measured child takes exactly N frames and reports what the parent needs; would catch
         /// a child that stops early, loses the format, or prints anything after its JSON line.
-        @Test("the child prints one JSON report of a take of N frames", arguments: ["stream", "handler", "raw"])
+        @Test("the child prints one JSON report of a take of N frames", arguments: ["stream", "inline", "handler", "raw"])
         func childReport(path: String) async throws {
             let run = try await camhalBench(["--child", "--backend", "virtual", "--frames", "3", "--format", "NV12", "--path", path])
             #expect(run.status == 0, "\(run)")
@@ -88,6 +88,23 @@ struct FrameTakeTests {
         #expect(late.open != nil && late.start == nil)
         let empty = Compare.firstFrame(probeLog: "", markerAt: 10)
         #expect(empty.open == nil && empty.start == nil)
+    }
+
+    /// strace -c's table read by name, with and without an errors column: would catch the
+    /// "total" line or the header counted as a call, or the errors column taken for the calls.
+    @Test("system calls by name from strace -f -c's summary")
+    func syscallTableParsing() {
+        let table = """
+            % time     seconds  usecs/call     calls    errors syscall
+            ------ ----------- ----------- --------- --------- ----------------
+             52.10    0.004000          33       120           ioctl
+             30.00    0.002000          16       121         1 poll
+              0.00    0.000000           0         3           futex
+            ------ ----------- ----------- --------- --------- ----------------
+            100.00    0.006000          24       244         1 total
+            """
+        #expect(Compare.syscallTable(table) == ["ioctl": 120, "poll": 121, "futex": 3])
+        #expect(Compare.syscallTable("").isEmpty)
     }
 
     /// The probe itself, preloaded into a process that opens a device node and one that does not:
