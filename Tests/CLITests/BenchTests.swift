@@ -150,5 +150,9 @@ struct FrameTakeTests {
                 #expect(LatencySource.webcam.stamp(of: f) == want, "\(format)")
             }
         }
+        for bad in ["CAMHAL 7", "CAMHAL 7 ", "CAMHAX 7 1500", "CAMHAL 7 15x0", "CAMHAL  1500", "CAMHAL 7 1500 9"] {
+            let none = Array(bad.utf8).withUnsafeBytes { LatencySource.sendTime(inComment: $0) }
+            #expect(none == nil, "'\(bad)' read as \(String(describing: none))")
+        }
     }
 }
