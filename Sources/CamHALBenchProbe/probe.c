@@ -53,64 +53,44 @@ static mode_t mode_of(int flags, va_list ap) {
     return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-    static int (*real)(const char *, int, ...);
-    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
-    opening(path);
-    return real(path, flags, mode);
-}
-
-int open64(const char *path, int flags, ...) {
-    static int (*real)(const char *, int, ...);
-    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
-    opening(path);
-    return real(path, flags, mode);
-}
-
-int openat(int dir, const char *path, int flags, ...) {
-    static int (*real)(int, const char *, int, ...);
-    if (!real) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
-    opening(path);
-    return real(dir, path, flags, mode);
-}
-
-int openat64(int dir, const char *path, int flags, ...) {
-    static int (*real)(int, const char *, int, ...);
-    if (!real) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat64");
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
-    opening(path);
-    return real(dir, path, flags, mode);
-}
+// open and open64, openat and openat64: the same wrapper each, around the next definition.
+#define CAMHAL_OPEN(name)                                                          \
+    int name(const char *path, int flags, ...) {                                   \
+        static int (*real)(const char *, int, ...);                                \
+        if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #name); \
+        va_list ap;                                                                \
+        va_start(ap, flags);                                                       \
+        mode_t mode = mode_of(flags, ap);                                          \
+        va_end(ap);                                                                \
+        opening(path);                                                             \
+        return real(path, flags, mode);                                            \
+    }
+#define CAMHAL_OPENAT(name)                                                             \
+    int name(int dir, const char *path, int flags, ...) {                               \
+        static int (*real)(int, const char *, int, ...);                                \
+        if (!real) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #name); \
+        va_list ap;                                                                     \
+        va_start(ap, flags);                                                            \
+        mode_t mode = mode_of(flags, ap);                                               \
+        va_end(ap);                                                                     \
+        opening(path);                                                                  \
+        return real(dir, path, flags, mode);                                            \
+    }
+CAMHAL_OPEN(open)
+CAMHAL_OPEN(open64)
+CAMHAL_OPENAT(openat)
+CAMHAL_OPENAT(openat64)
 
 // The fortified forms (_FORTIFY_SOURCE turns `open(path, flags)` into these: v4l2-ctl calls __open_2).
-int __open_2(const char *path, int flags) {
-    static int (*real)(const char *, int);
-    if (!real) real = (int (*)(const char *, int))dlsym(RTLD_NEXT, "__open_2");
-    opening(path);
-    return real(path, flags);
-}
-
-int __open64_2(const char *path, int flags) {
-    static int (*real)(const char *, int);
-    if (!real) real = (int (*)(const char *, int))dlsym(RTLD_NEXT, "__open64_2");
-    opening(path);
-    return real(path, flags);
-}
+#define CAMHAL_OPEN_2(name)                                                   \
+    int name(const char *path, int flags) {                                   \
+        static int (*real)(const char *, int);                                \
+        if (!real) real = (int (*)(const char *, int))dlsym(RTLD_NEXT, #name); \
+        opening(path);                                                        \
+        return real(path, flags);                                             \
+    }
+CAMHAL_OPEN_2(__open_2)
+CAMHAL_OPEN_2(__open64_2)
 
 int __openat_2(int dir, const char *path, int flags) {
     static int (*real)(int, const char *, int);
