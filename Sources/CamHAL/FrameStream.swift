@@ -116,6 +116,8 @@ final class FrameQueue: @unchecked Sendable {
     var endReason: CameraError? { locked { $0.endReason } }
     /// Frames queued and not yet taken (bounded by the policy).
     var depth: Int { locked { $0.buffer.count } }
+    /// Consumers parked waiting for a frame (for tests that need one waiting before frames flow).
+    var waitingConsumers: Int { locked { $0.waiters.count } }
 
     /// Offers a frame. Returns false once the stream has finished. Under `.block` it waits while
     /// the queue is full, re-checking `keepWaiting` every 50 ms so a stopping session never hangs.

@@ -12,27 +12,31 @@ struct FrameDeliveryExecutorTests {
     /// cached across a suspension as a `const` pthread_self can be).
     static func threadID() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
 
-    /// Every frame of the loop is handled on the thread that delivered it (the frame handler's),
-    /// in order, and the loop's end and what follows it run elsewhere. Would catch an executor
-    /// that enqueues the hand-off on the pool (the hop comes back), or one that runs any job
-    /// inline (the code after the loop would run on the session's queue).
+    /// Every frame of the loop is handed over on the thread that delivered it (the frame
+    /// handler's), in order. Would catch an executor that enqueues the hand-off on the pool (the
+    /// hop comes back). The loop is parked before the camera starts: a frame queued before the
+    /// loop first waits is taken on the pool, rightly, and a loaded machine made that happen.
     @Test func aLoopPreferringItRunsOnTheDeliveryThread() async throws {
         let backend = VirtualBackend()
         let camera = Camera(backend: backend, device: try backend.device(id: "virtual-back"))
         let delivery = Locked(Set<ObjectIdentifier>())
         camera.setFrameHandler { _ in delivery.withLock { _ = $0.insert(Self.threadID()) } }
         let stream = camera.frames(policy: .block(capacity: 2))
-        camera.start()
-        let seen = await within(20) {
-            await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> [(UInt64, ObjectIdentifier, Bool)] in
-                var seen: [(UInt64, ObjectIdentifier, Bool)] = []
-                for await frame in stream {
-                    seen.append((frame.sequence, Self.threadID(), FrameHandOff.isInProgress))
-                    if seen.count == 10 { break }
+        let loop = Task {
+            await within(20) {
+                await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> [(UInt64, ObjectIdentifier, Bool)] in
+                    var seen: [(UInt64, ObjectIdentifier, Bool)] = []
+                    for await frame in stream {
+                        seen.append((frame.sequence, Self.threadID(), FrameHandOff.isInProgress))
+                        if seen.count == 10 { break }
+                    }
+                    return seen
                 }
-                return seen
             }
         }
+        #expect(await eventually { stream.queue.waitingConsumers == 1 })
+        camera.start()
+        let seen = await loop.value
         await camera.stop()
         let frames = try #require(seen)
         #expect(frames.count == 10)

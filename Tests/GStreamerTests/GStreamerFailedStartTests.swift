@@ -1,18 +1,9 @@
 #if GStreamer
 import CamHAL
 import CamHALGStreamer
+import CamHALTestSupport
 import Foundation
 import Testing
-
-/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass; returns whether it held.
-func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return condition()
-}
 
 /// Sources whose pipeline cannot start (issue 11): the camera must end in a typed error snapshot
 /// and `stop` must complete, instead of staying `starting` for ever with a pipeline freed twice.

@@ -39,6 +39,18 @@ public func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable (
     }
 }
 
+/// Waits until `condition` holds, re-checking every 10 ms; whether it held within `timeout`
+/// seconds. For a state another thread reaches with no event to await; the bound only guards
+/// against a hang.
+public func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
+}
+
 /// Runs `work` on a thread of its own and waits for it: a long synchronous loop must hold neither
 /// one of the few cooperative threads nor a dispatch worker the other tests' sessions need.
 public func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {

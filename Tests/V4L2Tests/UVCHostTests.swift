@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALTestSupport
 @testable import CamHALV4L2
 import Foundation
 import Glibc
@@ -22,15 +23,6 @@ final class TempDir: @unchecked Sendable {
         try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target)
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Waits (bounded) until `condition` holds; the bound only guards against a hang.
-private func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-    return condition()
 }
 
 @Suite("V4L2 host: UVC zoom/focus mapping, stable USB IDs, hot-plug, unplug detection")
