@@ -71,19 +71,26 @@ let framesArea = Area(name: "Frames", checks: [
         try await ctx.startAndWaitForPreview(cam)
         // Slow against the rate the device really delivers: an emulated webcam under load ran at
         // under a quarter of its nominal rate, and a consumer pausing four nominal intervals saw
-        // every frame. So four intervals of the nominal or the measured rate, whichever is slower.
+        // every frame. So four intervals of the slowest of: the nominal rate, the frames' own
+        // timestamps, and the wall clock between two frames that were both waited for (the
+        // first may have been queued; the second and third were not). The wall clock is what a
+        // clocked source falling behind shows: GStreamer's videotestsrc in the VM stamped frames
+        // 33 ms apart while making fewer than 8 a second, and R2a saw no drop.
         var frames = stream.makeAsyncIterator()
         var first: (sequence: UInt64, timestamp: Double)?
         var measured = 0.0
-        for _ in 0..<2 {  // each frame is let go at once: a held buffer would slow the device
-            guard let f = await frames.next() else { throw CheckFailure(reason: "stream ended before two frames") }
+        var arrivals: [Date] = []
+        for _ in 0..<3 {  // each frame is let go at once: a held buffer would slow the device
+            guard let f = await frames.next() else { throw CheckFailure(reason: "stream ended before three frames") }
+            arrivals.append(Date())
             if let a = first {
                 measured = (f.timestamp - a.timestamp) / Double(max(1, f.sequence - a.sequence))
             } else {
                 first = (f.sequence, f.timestamp)
             }
         }
-        let interval = max(1 / max(1, cam.streamFormat?.frameRate ?? 30), measured)
+        let wallInterval = arrivals[2].timeIntervalSince(arrivals[1])
+        let interval = max(1 / max(1, cam.streamFormat?.frameRate ?? 30), measured, wallInterval)
         var got: [UInt64] = []
         while let f = await frames.next() {
             got.append(f.sequence)
