@@ -10,9 +10,11 @@ import Foundation
 /// (`sync=false`, bounded `max-buffers`, `drop=true` for a live source): no thread of ours wakes
 /// per frame (issue 13: a pulling thread cost two futex calls and a context switch per frame,
 /// 1.15x gst-launch's CPU). Each sample is mapped zero-copy into a `Frame` that unmaps and unrefs
-/// it when released. A thread of ours waits on the bus for end-of-stream and errors. Zoom is a live crop: a buffer probe in front of `videocrop` updates its
-/// margins between two buffers and remembers which crop each buffer got, so `Frame.sensorCrop` is
-/// exact; `videoscale` brings the crop back to the negotiated size.
+/// it when released. A thread of ours waits on the bus for end-of-stream and errors.
+///
+/// Zoom is a live crop: a buffer probe in front of `videocrop` updates its margins between two
+/// buffers and remembers which crop each buffer got, so `Frame.sensorCrop` is exact;
+/// `videoscale` brings the crop back to the negotiated size.
 final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     let format: StreamFormat
     let deviceID: String
@@ -299,10 +301,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         // Only values, not self: close() also runs from deinit.
         let owned = Teardown(pipeline: pipeline, appsink: appsink, crop: crop, onReleased: onReleased)
         let released = DispatchSemaphore(value: 0)
-        let pullJoined = DispatchSemaphore(value: 0)
+        let busJoined = DispatchSemaphore(value: 0)
         let teardown = Thread {
             _ = gst_element_set_state(owned.pipeline, GST_STATE_NULL)
-            pullJoined.wait()
+            busJoined.wait()
             owned.crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(owned.appsink))
             gst_object_unref(owned.pipeline)
@@ -313,7 +315,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         teardown.start()
         delivery.withLock { $0.cache.clear() }
         finished.wait()
-        pullJoined.signal()
+        busJoined.signal()
         if released.wait(timeout: .now() + Self.closeTimeout) == .timedOut {
             FileHandle.standardError.write(Data("camhal: gstreamer: \(deviceID) did not stop within \(Int(Self.closeTimeout)) s; it is released in the background when GStreamer lets go\n".utf8))
         }

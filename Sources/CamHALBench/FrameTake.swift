@@ -46,7 +46,7 @@ extension LatencySource {
     /// off the bytes without building strings: the measured consumer's own work per frame stays
     /// a few dozen instructions, as v4l2-ctl's is (a String and its split cost about 10k).
     package static func sendTime(inComment text: UnsafeRawBufferPointer) -> Double? {
-        let prefix = Array("CAMHAL ".utf8)
+        let prefix = "CAMHAL ".utf8  // a view of a literal: no array built per frame
         guard text.count > prefix.count, text.prefix(prefix.count).elementsEqual(prefix) else { return nil }
         var i = prefix.count
         func number() -> UInt64? {
