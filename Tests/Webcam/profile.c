@@ -89,13 +89,26 @@ static int parse_frame(Ctx *c, FormatDesc *f, char **tok, int ntok) {
     fd->width = (uint16_t)w;
     fd->height = (uint16_t)h;
     fd->n_intervals = 0;
+    fd->def_interval = 0;
     for (int i = 1; i < ntok; i++) {
         if (fd->n_intervals >= MAX_INTERVALS) return fail(c, "frame", "more than %d intervals", MAX_INTERVALS);
         char *end;
-        double fps = strtod(tok[i], &end);
-        if (*end || !(fps >= 0.1 && fps <= 1000)) return fail(c, "frame", "frame rate '%s' is not a number in 0.1..1000", tok[i]);
-        fd->intervals[fd->n_intervals++] = (uint32_t)lround(1e7 / fps);
+        /* a rate in fps, or an interval in 100 ns units as the descriptor has it ("i333333");
+         * a trailing '*' marks dwDefaultFrameInterval */
+        bool raw = tok[i][0] == 'i';
+        double v = strtod(tok[i] + raw, &end);
+        bool star = *end == '*';
+        if (star) end++;
+        if (*end || (raw ? !(v >= 10000 && v <= 1e8) : !(v >= 0.1 && v <= 1000)))
+            return fail(c, "frame", "frame rate '%s' is not a number in 0.1..1000 (or i<interval in 100 ns> 10000..100000000)", tok[i]);
+        uint32_t iv = raw ? (uint32_t)v : (uint32_t)lround(1e7 / v);
+        if (star) {
+            if (fd->def_interval) return fail(c, "frame", "two default intervals ('*') in one frame");
+            fd->def_interval = iv;
+        }
+        fd->intervals[fd->n_intervals++] = iv;
     }
+    if (!fd->def_interval) fd->def_interval = fd->intervals[0];
     f->n_frames++;
     return 0;
 }
@@ -161,6 +174,64 @@ static int parse_ctrl(Ctx *c, Profile *p, char **tok, int ntok) {
     return 0;
 }
 
+static int parse_size(Ctx *c, const char *field, const char *t, unsigned *w, unsigned *h) {
+    char x;
+    if (sscanf(t, "%u%c%u", w, &x, h) != 3 || x != 'x' || *w < 1 || *h < 1 || *w > 7680 || *h > 4320)
+        return fail(c, field, "size '%s' is not <W 1..7680>x<H 1..4320>", t);
+    return 0;
+}
+
+static int parse_still(Ctx *c, FormatDesc *f, char **tok, int ntok) {
+    if (ntok < 1) return fail(c, "still", "wants '<W>x<H> [<W>x<H>...]'");
+    for (int i = 0; i < ntok; i++) {
+        unsigned w, h;
+        if (f->n_stills >= MAX_STILLS) return fail(c, "still", "more than %d still sizes", MAX_STILLS);
+        if (parse_size(c, "still", tok[i], &w, &h)) return -1;
+        f->still_w[f->n_stills] = (uint16_t)w;
+        f->still_h[f->n_stills++] = (uint16_t)h;
+    }
+    return 0;
+}
+
+static int hexval(char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+/* xu <guid: 32 hex digits in descriptor byte order, dashes and braces ignored> <bNumControls> <bmControls: hex bytes in descriptor order> */
+static int parse_xu(Ctx *c, Profile *p, char **tok, int ntok) {
+    if (p->n_xus >= MAX_XUS) return fail(c, "xu", "more than %d extension units", MAX_XUS);
+    if (ntok != 3) return fail(c, "xu", "wants '<guid> <bNumControls> <bmControls hex bytes>'");
+    XuDesc *x = &p->xus[p->n_xus];
+    int n = 0;
+    for (const char *g = tok[0]; *g; g++) {
+        if (*g == '-' || *g == '{' || *g == '}') continue;
+        int v = hexval(*g);
+        if (v < 0 || n >= 32) return fail(c, "xu", "guid '%s' is not 32 hex digits", tok[0]);
+        x->guid[n / 2] = (uint8_t)(x->guid[n / 2] << 4 | v);
+        n++;
+    }
+    if (n != 32) return fail(c, "xu", "guid '%s' is not 32 hex digits", tok[0]);
+    long nc;
+    if (parse_int(c, "xu bNumControls", tok[1], 0, 255, &nc)) return -1;
+    x->n_controls = (int)nc;
+    const char *m = tok[2];
+    if (!strncmp(m, "0x", 2)) m += 2;
+    size_t len = strlen(m);
+    if (len < 2 || len > 8 || len % 2) return fail(c, "xu bmControls", "'%s' is not 1..4 hex bytes", tok[2]);
+    x->control_size = (int)len / 2;
+    x->bm_controls = 0;
+    for (size_t i = 0; i < len; i += 2) {
+        int hi = hexval(m[i]), lo = hexval(m[i + 1]);
+        if (hi < 0 || lo < 0) return fail(c, "xu bmControls", "'%s' is not 1..4 hex bytes", tok[2]);
+        x->bm_controls |= (uint32_t)(hi << 4 | lo) << (8 * (i / 2));
+    }
+    p->n_xus++;
+    return 0;
+}
+
 int profile_load(const char *file, Profile *p, char *err, int errlen) {
     FILE *fp = fopen(file, "r");
     if (!fp) {
@@ -186,7 +257,7 @@ int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen) 
     p->ct_control_size = 3;
     p->pu_control_size = 2;
     p->status_ep = true;
-    bool have_vid = false, have_pid = false, have_product = false;
+    bool have_vid = false, have_pid = false;
     FormatDesc *cur = NULL;
     char line[1024];
     int rc = 0;
@@ -216,14 +287,14 @@ int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen) 
         if (!strcmp(key, "name")) rc = set_text(&c, key, p->name, rest);
         else if (!strcmp(key, "source")) rc = *rest ? 0 : fail(&c, key, "needs a URL");
         else if (!strcmp(key, "manufacturer")) rc = set_text(&c, key, p->manufacturer, rest);
-        else if (!strcmp(key, "product")) { rc = set_text(&c, key, p->product, rest); have_product = true; }
+        else if (!strcmp(key, "product")) rc = set_text(&c, key, p->product, rest);
         else if (!strcmp(key, "serial_base")) rc = set_text(&c, key, p->serial_base, rest);
         else if (!strcmp(key, "vid")) { rc = parse_int(&c, key, rest, 0, 0xffff, &v); p->vid = (uint16_t)v; have_vid = true; }
         else if (!strcmp(key, "pid")) { rc = parse_int(&c, key, rest, 0, 0xffff, &v); p->pid = (uint16_t)v; have_pid = true; }
         else if (!strcmp(key, "bcd_device")) { rc = parse_int(&c, key, rest, 0, 0xffff, &v); p->bcd_device = (uint16_t)v; }
         else if (!strcmp(key, "bcd_uvc")) {
             rc = parse_int(&c, key, rest, 0, 0xffff, &v);
-            if (!rc && v != 0x0100 && v != 0x0110) rc = fail(&c, key, "0x%04lx is not 0x0100 or 0x0110", v);
+            if (!rc && v != 0x0100 && v != 0x0110 && v != 0x0150) rc = fail(&c, key, "0x%04lx is not 0x0100, 0x0110 or 0x0150", v);
             p->bcd_uvc = (uint16_t)v;
         }
         else if (!strcmp(key, "transfer")) {
@@ -241,23 +312,49 @@ int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen) 
         else if (!strcmp(key, "format")) {
             if (p->n_formats >= MAX_FORMATS) { rc = fail(&c, key, "more than %d formats", MAX_FORMATS); break; }
             cur = &p->formats[p->n_formats++];
-            if (!strcmp(rest, "yuyv")) cur->kind = FMT_YUYV;
-            else if (!strcmp(rest, "mjpeg")) cur->kind = FMT_MJPEG;
-            else rc = fail(&c, key, "'%s' is not yuyv or mjpeg", rest);
+            static const char *kinds[] = {"yuyv", "mjpeg", "grey", "y16", "h264"};
+            cur->kind = -1;
+            for (int k = 0; k < 5; k++)
+                if (ntok >= 1 && !strcmp(tok[0], kinds[k])) cur->kind = k;
+            if (cur->kind < 0) { rc = fail(&c, key, "'%s' is not yuyv, mjpeg, grey, y16 or h264", ntok ? tok[0] : ""); break; }
+            cur->def_frame = 1;
+            for (int i = 1; i < ntok && !rc; i++) {
+                if (strncmp(tok[i], "default=", 8)) rc = fail(&c, key, "'%s' is not default=<frame index>", tok[i]);
+                else { rc = parse_int(&c, "format default", tok[i] + 8, 1, MAX_FRAMES, &v); cur->def_frame = (int)v; }
+            }
+        }
+        else if (!strcmp(key, "still")) rc = cur ? parse_still(&c, cur, tok, ntok) : fail(&c, key, "comes before any 'format' line");
+        else if (!strcmp(key, "still_method")) { rc = parse_int(&c, key, rest, 0, 3, &v); p->still_method = (int)v; }
+        else if (!strcmp(key, "xu")) rc = parse_xu(&c, p, tok, ntok);
+        else if (!strcmp(key, "iso_alts")) {
+            if (ntok < 1 || ntok > MAX_ALTS) rc = fail(&c, key, "wants 1..%d wMaxPacketSize values", MAX_ALTS);
+            for (int i = 0; i < ntok && !rc; i++) {
+                rc = parse_int(&c, key, tok[i], 1, 0x17ff, &v);
+                if (!rc && ((v & 0x7ff) == 0 || (v & 0x7ff) > 1024 || (v >> 11) > 2)) rc = fail(&c, key, "%s is not a high-speed isochronous wMaxPacketSize (1..1024 bytes, up to 3 per microframe)", tok[i]);
+                p->alt_packet[i] = (uint16_t)v;
+            }
+            p->n_alts = ntok;
         }
         else if (!strcmp(key, "frame")) rc = cur ? parse_frame(&c, cur, tok, ntok) : fail(&c, key, "comes before any 'format' line");
         else if (!strcmp(key, "ctrl")) rc = parse_ctrl(&c, p, tok, ntok);
-        else rc = fail(&c, key, "unknown field (known: name source vid pid bcd_device bcd_uvc manufacturer product serial_base transfer status_endpoint ct_control_size pu_control_size format frame ctrl)");
+        else rc = fail(&c, key, "unknown field (known: name source vid pid bcd_device bcd_uvc manufacturer product serial_base transfer status_endpoint ct_control_size pu_control_size still_method xu iso_alts format frame still ctrl)");
         if (rc) break;
     }
     if (rc) return rc;
     c.line++;
     if (!have_vid) return fail(&c, "vid", "missing at end of file");
     if (!have_pid) return fail(&c, "pid", "missing at end of file");
-    if (!have_product) return fail(&c, "product", "missing at end of file");
     if (!p->n_formats) return fail(&c, "format", "no format at end of file");
-    for (int i = 0; i < p->n_formats; i++)
+    for (int i = 0; i < p->n_formats; i++) {
         if (!p->formats[i].n_frames) return fail(&c, "frame", "format %d has no frame sizes", i + 1);
+        if (p->formats[i].def_frame > p->formats[i].n_frames)
+            return fail(&c, "format default", "format %d: default frame %d but only %d frame sizes", i + 1, p->formats[i].def_frame, p->formats[i].n_frames);
+    }
+    if (!p->n_alts) {
+        /* the emulator's own alternate settings: 1024, 2x1024, 3x1024 bytes per microframe */
+        p->n_alts = 3;
+        for (int i = 0; i < 3; i++) p->alt_packet[i] = (uint16_t)(1024 | i << 11);
+    }
     for (int i = 0; i < n_ctrl_defs; i++) {
         if (!p->ctrls[i].present) continue;
         int size = ctrl_defs[i].unit == UNIT_CT ? p->ct_control_size : p->pu_control_size;
@@ -267,8 +364,7 @@ int profile_read(FILE *fp, const char *file, Profile *p, char *err, int errlen) 
                         ctrl_defs[i].bit, ctrl_defs[i].unit == UNIT_CT ? "ct" : "pu", size);
         }
     }
-    if (!*p->name) snprintf(p->name, sizeof p->name, "%s", p->product);
-    if (!*p->manufacturer) snprintf(p->manufacturer, sizeof p->manufacturer, "CamHAL");
+    if (!*p->name) snprintf(p->name, sizeof p->name, "%s", *p->product ? p->product : p->id);
     if (!*p->serial_base) snprintf(p->serial_base, sizeof p->serial_base, "CAMHAL-%s", p->id);
     return 0;
 }

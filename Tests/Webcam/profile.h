@@ -8,12 +8,16 @@
 #include <stdint.h>
 
 enum { UNIT_CT = 1, UNIT_PU = 2 };
-enum { FMT_YUYV = 0, FMT_MJPEG = 1 };
+/* Video formats: uncompressed (YUYV, GREY = Y800, Y16), MJPEG, and frame-based H.264. */
+enum { FMT_YUYV = 0, FMT_MJPEG = 1, FMT_GREY = 2, FMT_Y16 = 3, FMT_H264 = 4 };
 
 #define MAX_FORMATS 4
 #define MAX_FRAMES 24
 #define MAX_INTERVALS 12
 #define MAX_TEXT 128
+#define MAX_STILLS 24
+#define MAX_XUS 8
+#define MAX_ALTS 15
 
 /* One V4L2-visible value inside a UVC control.  Most UVC controls hold one value;
  * PANTILT_ABSOLUTE holds two (pan at offset 0, tilt at offset 4). */
@@ -38,14 +42,27 @@ typedef struct {
 typedef struct {
     uint16_t width, height;
     int n_intervals;
-    uint32_t intervals[MAX_INTERVALS]; /* 100 ns units; [0] is the default */
+    uint32_t intervals[MAX_INTERVALS]; /* 100 ns units, in descriptor order */
+    uint32_t def_interval;             /* dwDefaultFrameInterval (the one marked '*', else the first) */
 } FrameDesc;
 
 typedef struct {
-    int kind; /* FMT_YUYV or FMT_MJPEG */
+    int kind; /* FMT_* */
+    int def_frame; /* bDefaultFrameIndex (1-based) */
     int n_frames;
     FrameDesc frames[MAX_FRAMES];
+    int n_stills; /* still image frame descriptor sizes (still_method 2 or 3) */
+    uint16_t still_w[MAX_STILLS], still_h[MAX_STILLS];
 } FormatDesc;
+
+/* An extension unit: listed in the video control interface, its controls answered to
+ * GET_INFO/GET_LEN (and GET_CUR etc. with zeros), never driven (SET_CUR stalls). */
+typedef struct {
+    uint8_t guid[16];     /* guidExtensionCode, bytes in descriptor order */
+    int n_controls;       /* bNumControls */
+    int control_size;     /* bControlSize (bytes of bmControls) */
+    uint32_t bm_controls; /* bmControls, little endian across control_size bytes */
+} XuDesc;
 
 extern const CtrlDef ctrl_defs[];
 extern const int n_ctrl_defs;
@@ -54,13 +71,18 @@ typedef struct {
     char path[512];
     char id[MAX_TEXT];            /* file name without directory and extension */
     char name[MAX_TEXT];
-    char manufacturer[MAX_TEXT];
-    char product[MAX_TEXT];
+    char manufacturer[MAX_TEXT];  /* empty: no manufacturer string (iManufacturer 0) */
+    char product[MAX_TEXT];       /* empty: the device has no product string (iProduct 0) */
     char serial_base[MAX_TEXT];   /* default CAMHAL-<id> */
     uint16_t vid, pid, bcd_device, bcd_uvc;
     bool bulk;                    /* bulk video endpoint instead of isochronous alt settings */
     bool status_ep;               /* interrupt status endpoint on the control interface */
     int ct_control_size, pu_control_size; /* bControlSize of the camera terminal / processing unit */
+    int still_method;             /* bStillCaptureMethod 0..3 */
+    int n_xus;
+    XuDesc xus[MAX_XUS];
+    int n_alts;                   /* isochronous alternate settings 1..n_alts, wMaxPacketSize each */
+    uint16_t alt_packet[MAX_ALTS]; /* bits 0..10 size, 11..12 additional transactions per microframe */
     int n_formats;
     FormatDesc formats[MAX_FORMATS];
     CtrlVal ctrls[40];            /* indexed like ctrl_defs */

@@ -116,22 +116,38 @@ static int write_fullv(int fd, struct iovec *iov, int n) {
 #define CT_ID 1
 #define PU_ID 2
 #define OT_ID 3
+#define XU_ID0 4 /* extension units 4, 5, ...: chained after the processing unit, before the output terminal */
+#define XU_LEN 4 /* the GET_LEN answer for an extension unit control */
 #define HDR_LEN 12 /* UVC payload header with PTS and SCR */
-#define ISO_ALTS 3
 
-typedef struct { uint8_t b[4096]; int n; } Buf;
+typedef struct { uint8_t b[16384]; int n; } Buf;
 static uint8_t *bput(Buf *b, int n) { uint8_t *p = b->b + b->n; memset(p, 0, (size_t)n); b->n += n; return p; }
 
-static const uint8_t guid_yuy2[16] = {'Y', 'U', 'Y', '2', 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71};
+/* Format GUIDs as uvcvideo's uvc_fmts table knows them: YUY2, Y800 (GREY), "Y16 ", H264. */
+#define UVC_GUID(a, b, c, d) {a, b, c, d, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71}
+static const uint8_t format_guid[][16] = {
+    [FMT_YUYV] = UVC_GUID('Y', 'U', 'Y', '2'), [FMT_GREY] = UVC_GUID('Y', '8', '0', '0'),
+    [FMT_Y16] = UVC_GUID('Y', '1', '6', ' '), [FMT_H264] = UVC_GUID('H', '2', '6', '4'),
+};
+static const char *const format_fourcc[] = {[FMT_YUYV] = "YUYV", [FMT_MJPEG] = "MJPG", [FMT_GREY] = "GREY", [FMT_Y16] = "Y16 ", [FMT_H264] = "H264"};
 
-static uint32_t frame_bytes(const FrameDesc *f) { return (uint32_t)f->width * f->height * 2; }
+/* The largest frame of this size: raw formats exactly, MJPEG as YUYV, H.264 as this emulator's
+ * all-I_PCM stream (386 bytes per macroblock at most, plus SPS, PPS and the slice header). */
+static uint32_t frame_bytes_of(int kind, const FrameDesc *f) {
+    uint32_t px = (uint32_t)f->width * f->height;
+    switch (kind) {
+    case FMT_GREY: return px;
+    case FMT_H264: return (uint32_t)((f->width + 15) / 16) * ((f->height + 15) / 16) * 386 + 256;
+    default: return px * 2;
+    }
+}
 
 static void build_device_desc(const Profile *p, uint8_t d[18]) {
     memset(d, 0, 18);
     d[0] = 18; d[1] = 1; put_le16(d + 2, 0x0200);
     d[4] = 0xef; d[5] = 0x02; d[6] = 0x01; d[7] = 64; /* IAD device class */
     put_le16(d + 8, p->vid); put_le16(d + 10, p->pid); put_le16(d + 12, p->bcd_device);
-    d[14] = 1; d[15] = 2; d[16] = 3; d[17] = 1;
+    d[14] = *p->manufacturer ? 1 : 0; d[15] = *p->product ? 2 : 0; d[16] = 3; d[17] = 1;
 }
 
 static uint32_t ctrl_bitmap(const Profile *p, int unit) {
@@ -166,8 +182,19 @@ static void build_config_desc(const Profile *p, Buf *b) {
     pu[7] = (uint8_t)pus;
     m = ctrl_bitmap(p, UNIT_PU);
     for (int i = 0; i < pus; i++) pu[8 + i] = (uint8_t)(m >> (8 * i));
+    for (int i = 0; i < p->n_xus; i++) {
+        const XuDesc *x = &p->xus[i];
+        int xl = 24 + x->control_size;
+        uint8_t *xu = bput(b, xl);
+        xu[0] = (uint8_t)xl; xu[1] = 0x24; xu[2] = 0x06; xu[3] = (uint8_t)(XU_ID0 + i);
+        memcpy(xu + 4, x->guid, 16);
+        xu[20] = (uint8_t)x->n_controls; xu[21] = 1; xu[22] = (uint8_t)(i ? XU_ID0 + i - 1 : PU_ID);
+        xu[23] = (uint8_t)x->control_size;
+        for (int k = 0; k < x->control_size; k++) xu[24 + k] = (uint8_t)(x->bm_controls >> (8 * k));
+    }
     uint8_t *ot = bput(b, 9);
-    ot[0] = 9; ot[1] = 0x24; ot[2] = 0x03; ot[3] = OT_ID; put_le16(ot + 4, 0x0101); ot[7] = PU_ID;
+    ot[0] = 9; ot[1] = 0x24; ot[2] = 0x03; ot[3] = OT_ID; put_le16(ot + 4, 0x0101);
+    ot[7] = (uint8_t)(p->n_xus ? XU_ID0 + p->n_xus - 1 : PU_ID);
     put_le16(b->b + vc_start + 5, (uint32_t)(b->n - vc_start));
     if (p->status_ep) {
         uint8_t *ep = bput(b, 7);
@@ -182,25 +209,35 @@ static void build_config_desc(const Profile *p, Buf *b) {
     int nf = p->n_formats;
     uint8_t *ih = bput(b, 13 + nf);
     ih[0] = (uint8_t)(13 + nf); ih[1] = 0x24; ih[2] = 0x01; ih[3] = (uint8_t)nf; ih[6] = VIDEO_EP;
-    ih[8] = OT_ID; ih[12] = 1;
+    ih[8] = OT_ID; ih[9] = (uint8_t)p->still_method; ih[12] = 1;
     for (int fi = 0; fi < nf; fi++) {
         const FormatDesc *f = &p->formats[fi];
-        if (f->kind == FMT_YUYV) {
-            uint8_t *fd = bput(b, 27);
-            fd[0] = 27; fd[1] = 0x24; fd[2] = 0x04; fd[3] = (uint8_t)(fi + 1); fd[4] = (uint8_t)f->n_frames;
-            memcpy(fd + 5, guid_yuy2, 16); fd[21] = 16; fd[22] = 1;
-        } else {
+        uint8_t frame_subtype;
+        if (f->kind == FMT_MJPEG) {
             uint8_t *fd = bput(b, 11);
             fd[0] = 11; fd[1] = 0x24; fd[2] = 0x06; fd[3] = (uint8_t)(fi + 1); fd[4] = (uint8_t)f->n_frames;
-            fd[5] = 1; fd[6] = 1;
+            fd[5] = 1; fd[6] = (uint8_t)f->def_frame;
+            frame_subtype = 0x07;
+        } else if (f->kind == FMT_H264) {
+            /* VS_FORMAT_FRAME_BASED (UVC 1.1 frame-based payload), variable-size samples */
+            uint8_t *fd = bput(b, 28);
+            fd[0] = 28; fd[1] = 0x24; fd[2] = 0x10; fd[3] = (uint8_t)(fi + 1); fd[4] = (uint8_t)f->n_frames;
+            memcpy(fd + 5, format_guid[f->kind], 16); fd[21] = 16; fd[22] = (uint8_t)f->def_frame; fd[27] = 1;
+            frame_subtype = 0x11;
+        } else {
+            uint8_t *fd = bput(b, 27);
+            fd[0] = 27; fd[1] = 0x24; fd[2] = 0x04; fd[3] = (uint8_t)(fi + 1); fd[4] = (uint8_t)f->n_frames;
+            memcpy(fd + 5, format_guid[f->kind], 16); fd[21] = f->kind == FMT_GREY ? 8 : 16; fd[22] = (uint8_t)f->def_frame;
+            frame_subtype = 0x05;
         }
         for (int k = 0; k < f->n_frames; k++) {
             const FrameDesc *fr = &f->frames[k];
             int len = 26 + 4 * fr->n_intervals;
             uint8_t *d = bput(b, len);
-            d[0] = (uint8_t)len; d[1] = 0x24; d[2] = f->kind == FMT_YUYV ? 0x05 : 0x07; d[3] = (uint8_t)(k + 1);
+            d[0] = (uint8_t)len; d[1] = 0x24; d[2] = frame_subtype; d[3] = (uint8_t)(k + 1);
+            d[4] = p->still_method ? 1 : 0; /* bmCapabilities: still image supported */
             put_le16(d + 5, fr->width); put_le16(d + 7, fr->height);
-            uint32_t fb = frame_bytes(fr);
+            uint32_t fb = frame_bytes_of(f->kind, fr);
             uint32_t slowest = fr->intervals[0], fastest = fr->intervals[0];
             for (int i = 0; i < fr->n_intervals; i++) {
                 if (fr->intervals[i] > slowest) slowest = fr->intervals[i];
@@ -208,10 +245,23 @@ static void build_config_desc(const Profile *p, Buf *b) {
             }
             put_le32(d + 9, (uint32_t)((uint64_t)fb * 8 * 10000000 / slowest));
             put_le32(d + 13, (uint32_t)((uint64_t)fb * 8 * 10000000 / fastest));
-            put_le32(d + 17, fb);
-            put_le32(d + 21, fr->intervals[0]);
-            d[25] = (uint8_t)fr->n_intervals;
+            if (frame_subtype == 0x11) {
+                /* frame-based: dwDefaultFrameInterval, bFrameIntervalType, dwBytesPerLine (0) */
+                put_le32(d + 17, fr->def_interval);
+                d[21] = (uint8_t)fr->n_intervals;
+            } else {
+                put_le32(d + 17, fb);
+                put_le32(d + 21, fr->def_interval);
+                d[25] = (uint8_t)fr->n_intervals;
+            }
             for (int i = 0; i < fr->n_intervals; i++) put_le32(d + 26 + 4 * i, fr->intervals[i]);
+        }
+        if (f->n_stills) {
+            /* VS_STILL_IMAGE_FRAME (methods 2 and 3): sizes, no compression patterns */
+            int sl = 6 + 4 * f->n_stills;
+            uint8_t *st = bput(b, sl);
+            st[0] = (uint8_t)sl; st[1] = 0x24; st[2] = 0x03; st[3] = 0; st[4] = (uint8_t)f->n_stills;
+            for (int k = 0; k < f->n_stills; k++) { put_le16(st + 5 + 4 * k, f->still_w[k]); put_le16(st + 7 + 4 * k, f->still_h[k]); }
         }
         uint8_t *cm = bput(b, 6);
         cm[0] = 6; cm[1] = 0x24; cm[2] = 0x0d; cm[3] = 1; cm[4] = 1; cm[5] = 4;
@@ -221,20 +271,26 @@ static void build_config_desc(const Profile *p, Buf *b) {
         uint8_t *ep = bput(b, 7);
         ep[0] = 7; ep[1] = 5; ep[2] = VIDEO_EP; ep[3] = 2; put_le16(ep + 4, 512);
     } else {
-        for (int alt = 1; alt <= ISO_ALTS; alt++) {
+        for (int alt = 1; alt <= p->n_alts; alt++) {
             uint8_t *a = bput(b, 9);
             a[0] = 9; a[1] = 4; a[2] = 1; a[3] = (uint8_t)alt; a[4] = 1; a[5] = 0x0e; a[6] = 0x02;
             uint8_t *ep = bput(b, 7);
-            ep[0] = 7; ep[1] = 5; ep[2] = VIDEO_EP; ep[3] = 5; put_le16(ep + 4, 1024u | ((uint32_t)(alt - 1) << 11)); ep[6] = 1;
+            ep[0] = 7; ep[1] = 5; ep[2] = VIDEO_EP; ep[3] = 5; put_le16(ep + 4, p->alt_packet[alt - 1]); ep[6] = 1;
         }
     }
     put_le16(b->b + 2, (uint32_t)b->n);
 }
 
+/* A USB string descriptor (UTF-16LE) from the profile's UTF-8 text ("Microsoft® LifeCam"). */
 static int string_desc(const char *s, uint8_t *out) {
     int n = 0;
     out[1] = 3;
-    for (const char *c = s; *c && n < 126; c++, n++) { out[2 + 2 * n] = (uint8_t)*c; out[3 + 2 * n] = 0; }
+    for (const uint8_t *c = (const uint8_t *)s; *c && n < 126; n++) {
+        uint32_t u = *c++;
+        if (u >= 0xe0 && c[0] && c[1]) { u = (u & 0x0f) << 12 | (c[0] & 0x3fu) << 6 | (c[1] & 0x3fu); c += 2; }
+        else if (u >= 0xc0 && c[0]) { u = (u & 0x1f) << 6 | (c[0] & 0x3fu); c += 1; }
+        put_le16(out + 2 + 2 * n, u);
+    }
     out[0] = (uint8_t)(2 + 2 * n);
     return out[0];
 }
@@ -319,6 +375,7 @@ static const FrameDesc *cur_frame(void) {
     int k = D.commit.frame ? D.commit.frame - 1 : 0;
     return &f->frames[k];
 }
+static uint32_t frame_bytes(const FrameDesc *f) { return frame_bytes_of(cur_format()->kind, f); }
 
 /* ---------------------------------------------------------------- the scene */
 
@@ -327,6 +384,99 @@ static uint8_t luma_for(double x) {
     if (v < 16) v = 16;
     if (v > 235) v = 235;
     return (uint8_t)(v + 0.5);
+}
+
+/* ---------------------------------------------------------------- H.264 */
+
+/* A real H.264 elementary stream without a codec: every frame is SPS + PPS + one IDR slice
+ * whose macroblocks are all I_PCM (raw samples; Constrained Baseline profile), so any decoder
+ * shows the scene and uvcvideo gets variable-size, frame-based payloads.  The scene's YUYV
+ * (D.scene) is subsampled to 4:2:0. */
+typedef struct { uint8_t *b; size_t n, cap; uint32_t acc; int bits; } Bits;
+static void bits_put(Bits *w, uint32_t v, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+        w->acc = w->acc << 1 | ((v >> i) & 1);
+        if (++w->bits == 8) { w->b[w->n++] = (uint8_t)w->acc; w->acc = 0; w->bits = 0; }
+    }
+}
+static void bits_ue(Bits *w, uint32_t v) {
+    uint32_t x = v + 1;
+    int len = 0;
+    while ((x >> len) > 1) len++;
+    bits_put(w, 0, len);
+    bits_put(w, x, len + 1);
+}
+static void bits_align_zero(Bits *w) { while (w->bits) bits_put(w, 0, 1); }
+static void bits_trailing(Bits *w) { bits_put(w, 1, 1); bits_align_zero(w); }
+
+/* Appends NAL unit header + RBSP to D.jpeg (reused as the encoded-frame buffer) with start code
+ * and emulation prevention bytes. */
+static void h264_nal(uint8_t header, const Bits *rbsp) {
+    size_t need = D.jpeg_len + rbsp->n + rbsp->n / 2 + 8;
+    D.jpeg = realloc(D.jpeg, need);
+    uint8_t *o = D.jpeg + D.jpeg_len;
+    size_t k = 0;
+    o[k++] = 0; o[k++] = 0; o[k++] = 0; o[k++] = 1; o[k++] = header;
+    int zeros = 0;
+    for (size_t i = 0; i < rbsp->n; i++) {
+        uint8_t c = rbsp->b[i];
+        if (zeros >= 2 && c <= 3) { o[k++] = 3; zeros = 0; }
+        o[k++] = c;
+        zeros = c ? 0 : zeros + 1;
+    }
+    D.jpeg_len += k;
+}
+
+static void h264_encode(int w, int h) {
+    int mbw = (w + 15) / 16, mbh = (h + 15) / 16;
+    Bits b = {.cap = (size_t)mbw * mbh * 400 + 256};
+    b.b = malloc(b.cap);
+    tjFree(D.jpeg);
+    D.jpeg = NULL;
+    D.jpeg_len = 0;
+    /* SPS: Constrained Baseline, level 4.0, poc type 2, frame cropping to W x H */
+    bits_put(&b, 66, 8); bits_put(&b, 0xc0, 8); bits_put(&b, 40, 8);
+    bits_ue(&b, 0); bits_ue(&b, 0); bits_ue(&b, 2); bits_ue(&b, 0); bits_put(&b, 0, 1);
+    bits_ue(&b, (uint32_t)mbw - 1); bits_ue(&b, (uint32_t)mbh - 1);
+    bits_put(&b, 1, 1); bits_put(&b, 1, 1);
+    bool crop = mbw * 16 != w || mbh * 16 != h;
+    bits_put(&b, crop, 1);
+    if (crop) { bits_ue(&b, 0); bits_ue(&b, (uint32_t)(mbw * 16 - w) / 2); bits_ue(&b, 0); bits_ue(&b, (uint32_t)(mbh * 16 - h) / 2); }
+    bits_put(&b, 0, 1);
+    bits_trailing(&b);
+    h264_nal(0x67, &b);
+    /* PPS: CAVLC, deblocking control present */
+    b.n = 0;
+    bits_ue(&b, 0); bits_ue(&b, 0); bits_put(&b, 0, 2); bits_ue(&b, 0); bits_ue(&b, 0); bits_ue(&b, 0);
+    bits_put(&b, 0, 3); bits_ue(&b, 0); bits_ue(&b, 0); bits_ue(&b, 0); /* se(0) is ue(0) */
+    bits_put(&b, 4, 3); /* deblocking_filter_control_present 1, constrained_intra 0, redundant_pic_cnt 0 */
+    bits_trailing(&b);
+    h264_nal(0x68, &b);
+    /* IDR slice of I_PCM macroblocks */
+    b.n = 0;
+    bits_ue(&b, 0); bits_ue(&b, 7); bits_ue(&b, 0); bits_put(&b, 0, 4); bits_ue(&b, 0);
+    bits_put(&b, 0, 2); bits_ue(&b, 0); bits_ue(&b, 1);
+    for (int my = 0; my < mbh; my++)
+        for (int mx = 0; mx < mbw; mx++) {
+            bits_ue(&b, 25);
+            bits_align_zero(&b);
+            for (int y = 0; y < 16; y++)
+                for (int x = 0; x < 16; x++) {
+                    int px = mx * 16 + x < w ? mx * 16 + x : w - 1, py = my * 16 + y < h ? my * 16 + y : h - 1;
+                    b.b[b.n++] = D.scene[((size_t)py * w + px) * 2];
+                }
+            for (int plane = 0; plane < 2; plane++)
+                for (int y = 0; y < 8; y++)
+                    for (int x = 0; x < 8; x++) {
+                        int px = (mx * 16 + 2 * x) / 2 * 2, py = my * 16 + 2 * y;
+                        if (px >= w) px = (w - 1) / 2 * 2;
+                        if (py >= h) py = h - 1;
+                        b.b[b.n++] = D.scene[((size_t)py * w + px) * 2 + 1 + 2 * plane];
+                    }
+        }
+    bits_trailing(&b);
+    h264_nal(0x65, &b);
+    free(b.b);
 }
 
 static void render_scene(void) {
@@ -352,6 +502,7 @@ static void render_scene(void) {
         uint8_t v = luma_for(cy + ((y + 0.5) / h * 2 - 1) * half * aspect);
         for (int x = 3; x < w * 2; x += 4) row[x] = v;
     }
+    if (cur_format()->kind == FMT_H264) h264_encode(w, h);
     if (cur_format()->kind == FMT_MJPEG) {
         /* planar 4:2:2 for TurboJPEG */
         size_t ysz = (size_t)w * h, csz = (size_t)(w / 2) * h;
@@ -391,11 +542,19 @@ static bool make_frame(void) {
     size_t need = frame_bytes(fr) + 256 + D.jpeg_len;
     if (need > D.frame_cap) { D.frame = realloc(D.frame, need); D.frame_cap = need; }
     size_t hdr = 0;
-    if (cur_format()->kind == FMT_YUYV) {
-        memcpy(D.frame, D.scene, frame_bytes(fr));
+    int kind = cur_format()->kind;
+    if (kind == FMT_YUYV || kind == FMT_GREY || kind == FMT_Y16) {
+        size_t px = (size_t)fr->width * fr->height;
+        if (kind == FMT_YUYV) memcpy(D.frame, D.scene, px * 2);
+        else if (kind == FMT_GREY) for (size_t i = 0; i < px; i++) D.frame[i] = D.scene[2 * i];
+        else for (size_t i = 0; i < px; i++) { D.frame[2 * i] = 0; D.frame[2 * i + 1] = D.scene[2 * i]; } /* Y16: luma << 8, little endian */
         for (int i = 0; i < 8; i++) { D.frame[i] = (uint8_t)(counter >> (8 * i)); D.frame[8 + i] = (uint8_t)(t >> (8 * i)); }
         D.frame_len = frame_bytes(fr);
         hdr = 16;
+    } else if (kind == FMT_H264) {
+        memcpy(D.frame, D.jpeg, D.jpeg_len); /* no stamp: the access unit as encoded */
+        D.frame_len = D.jpeg_len;
+        hdr = 0;
     } else {
         char com[64];
         int cl = snprintf(com, sizeof com, "CAMHAL %llu %llu", (unsigned long long)counter, (unsigned long long)t);
@@ -468,20 +627,33 @@ static void stream_off(void) {
 static void stream_on(void) {
     if (!D.streaming) {
         const FrameDesc *fr = cur_frame();
-        logmsg("stream on: %s %ux%u interval %u", cur_format()->kind == FMT_YUYV ? "YUYV" : "MJPG",
+        logmsg("stream on: %s %ux%u interval %u", format_fourcc[cur_format()->kind],
                fr->width, fr->height, D.commit.interval);
     }
     D.streaming = true;
     D.next_frame_ns = now_ns();
 }
 
+/* Bytes of the video probe/commit control: UVC 1.0 26, 1.1 34, 1.5 48. */
+static int probe_len(void) { return D.prof.bcd_uvc >= 0x0150 ? 48 : D.prof.bcd_uvc >= 0x0110 ? 34 : 26; }
+
+/* The largest isochronous payload per microframe over the alternate settings. */
+static uint32_t max_alt_bytes(void) {
+    uint32_t m = 0;
+    for (int i = 0; i < D.prof.n_alts; i++) {
+        uint32_t v = (D.prof.alt_packet[i] & 0x7ffu) * (1u + ((D.prof.alt_packet[i] >> 11) & 3u));
+        if (v > m) m = v;
+    }
+    return m;
+}
+
 /* Probe/commit: snap the host's request to what the profile offers. */
 static void probe_fix(Probe *pr) {
     if (pr->format < 1 || pr->format > D.prof.n_formats) pr->format = 1;
     const FormatDesc *f = &D.prof.formats[pr->format - 1];
-    if (pr->frame < 1 || pr->frame > f->n_frames) pr->frame = 1;
+    if (pr->frame < 1 || pr->frame > f->n_frames) pr->frame = (uint8_t)f->def_frame;
     const FrameDesc *fr = &f->frames[pr->frame - 1];
-    uint32_t best = fr->intervals[0];
+    uint32_t best = fr->def_interval;
     if (pr->interval) {
         uint32_t bd = UINT32_MAX;
         for (int i = 0; i < fr->n_intervals; i++) {
@@ -493,13 +665,14 @@ static void probe_fix(Probe *pr) {
 }
 
 static int probe_encode(const Probe *pr, uint8_t *out) {
-    int len = D.prof.bcd_uvc >= 0x0110 ? 34 : 26;
+    int len = probe_len();
     memset(out, 0, (size_t)len);
-    const FrameDesc *fr = &D.prof.formats[pr->format - 1].frames[pr->frame - 1];
+    const FormatDesc *fmt = &D.prof.formats[pr->format - 1];
+    const FrameDesc *fr = &fmt->frames[pr->frame - 1];
     memcpy(out, pr->hint, 2);
     out[2] = pr->format; out[3] = pr->frame;
     put_le32(out + 4, pr->interval);
-    uint32_t fb = frame_bytes(fr);
+    uint32_t fb = frame_bytes_of(fmt->kind, fr);
     put_le32(out + 18, fb);
     uint32_t payload;
     if (D.prof.bulk) {
@@ -508,11 +681,11 @@ static int probe_encode(const Probe *pr, uint8_t *out) {
         /* Bytes per 125 us microframe at this rate, doubled: under emulation every URB
          * costs a round trip, so bigger packets (alt 3, 3x1024, for most sizes) stream
          * faster than the bandwidth a real device would ask for. */
-        uint64_t per = 2 * ((uint64_t)fb * 1250 / pr->interval + HDR_LEN);
-        payload = per > 3072 ? 3072 : (uint32_t)per;
+        uint64_t per = 2 * ((uint64_t)fb * 1250 / pr->interval + HDR_LEN), max = max_alt_bytes();
+        payload = per > max ? (uint32_t)max : (uint32_t)per;
     }
     put_le32(out + 22, payload);
-    if (len == 34) { put_le32(out + 26, 48000000); out[30] = 3; }
+    if (len >= 34) { put_le32(out + 26, 48000000); out[30] = 3; }
     return len;
 }
 
@@ -565,7 +738,7 @@ static int ctrl_set(int unit, int sel, const uint8_t *in, uint32_t len) {
     return found ? 0 : -1;
 }
 
-static const char *fourcc(void) { return cur_format()->kind == FMT_YUYV ? "YUYV" : "MJPG"; }
+static const char *fourcc(void) { return format_fourcc[cur_format()->kind]; }
 
 /* Control transfer on endpoint 0.  Returns the reply length, or -1 to stall. */
 static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uint8_t *out) {
@@ -580,8 +753,8 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
             if (dt == 2 && idx == 0) { memcpy(out, D.config.b, (size_t)D.config.n); return D.config.n; }
             if (dt == 3) {
                 if (idx == 0) { out[0] = 4; out[1] = 3; out[2] = 0x09; out[3] = 0x04; return 4; }
-                if (idx == 1) return string_desc(D.prof.manufacturer, out);
-                if (idx == 2) return string_desc(D.prof.product, out);
+                if (idx == 1 && *D.prof.manufacturer) return string_desc(D.prof.manufacturer, out);
+                if (idx == 2 && *D.prof.product) return string_desc(D.prof.product, out);
                 if (idx == 3) return string_desc(D.serial, out);
             }
             return -1;
@@ -592,7 +765,7 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
         case 0x0a: out[0] = wi == 1 ? (uint8_t)D.alt : 0; return 1; /* GET_INTERFACE */
         case 0x0b:                                    /* SET_INTERFACE */
             if (wi == 1) {
-                if (wv > (D.prof.bulk ? 0 : ISO_ALTS)) return -1;
+                if (wv > (D.prof.bulk ? 0 : D.prof.n_alts)) return -1;
                 D.alt = wv;
                 logmsg("SET_INTERFACE 1 alt %d", wv);
                 if (!D.prof.bulk) { if (wv) stream_on(); else stream_off(); }
@@ -621,9 +794,11 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
             return 0;
         }
         if (req == 0x86) { out[0] = 3; return 1; }
-        if (req == 0x85) { put_le16(out, D.prof.bcd_uvc >= 0x0110 ? 34 : 26); return 2; }
+        if (req == 0x85) { put_le16(out, (uint32_t)probe_len()); return 2; }
         Probe tmp = *pr;
-        if (req == 0x82 || req == 0x87) { tmp.frame = 1; tmp.interval = 0; probe_fix(&tmp); tmp.format = pr->format; probe_fix(&tmp); }
+        /* GET_DEF: the format's bDefaultFrameIndex and that frame's dwDefaultFrameInterval;
+         * GET_MIN: its first frame at the default interval */
+        if (req == 0x82 || req == 0x87) { tmp.frame = req == 0x87 ? 0 : 1; tmp.interval = 0; probe_fix(&tmp); }
         if (req == 0x83) { tmp.interval = 1; probe_fix(&tmp); }
         int n = probe_encode(&tmp, out);
         return n < wl ? n : wl;
@@ -632,6 +807,19 @@ static int control(const uint8_t *setup, const uint8_t *data, uint32_t dlen, uin
         if (cs == 2 && get && req == 0x81) { out[0] = D.last_error; return 1; }
         if (cs == 1 && get) { out[0] = 0; return 1; }
         return -1;
+    }
+    if (intf == 0 && ent >= XU_ID0 && ent < XU_ID0 + D.prof.n_xus) {
+        /* Extension unit: a control its bmControls lists answers GET_INFO (GET only: this
+         * emulator does not drive vendor controls), GET_LEN, and zeros to the other GETs;
+         * SET_CUR and unlisted selectors stall, with the request error code set. */
+        const XuDesc *x = &D.prof.xus[ent - XU_ID0];
+        bool listed = cs >= 1 && cs <= 32 && (x->bm_controls >> (cs - 1) & 1);
+        if (!get || !listed || req < 0x81 || req > 0x87) { D.last_error = !listed ? 0x06 : 0x07; return -1; }
+        D.last_error = 0;
+        if (req == 0x86) { out[0] = 0x01; return 1; }
+        if (req == 0x85) { put_le16(out, XU_LEN); return wl < 2 ? wl : 2; }
+        memset(out, 0, XU_LEN);
+        return wl < XU_LEN ? wl : XU_LEN;
     }
     if (intf == 0 && (ent == CT_ID || ent == PU_ID)) {
         int unit = ent == CT_ID ? UNIT_CT : UNIT_PU;
@@ -681,7 +869,7 @@ static void handle_submit(const uint8_t *h) {
         return;
     }
     if (ep == 0) {
-        static uint8_t out[8192];
+        static uint8_t out[16384];
         int n = control(setup, odata, tlen, out);
         if (n < 0) send_ret_submit(seq, -32, NULL, 0, 0, NULL);
         else if (dir == 1) send_ret_submit(seq, 0, out, (uint32_t)n > tlen ? tlen : (uint32_t)n, 0, NULL);
@@ -894,13 +1082,13 @@ static void udev_link(const char *target, const char *link) {
     if (symlink(target, link) == 0) remember(link);
 }
 
-/* udev's usb_id string sanitising: spaces become '_', other odd characters are dropped. */
+/* udev's usb_id string sanitising: spaces become '_', other odd ASCII characters are dropped. */
 static void udev_string(char *out, size_t n, const char *in) {
     size_t k = 0;
     for (; *in && k + 1 < n; in++) {
         unsigned char c = (unsigned char)*in;
         if (c == ' ') out[k++] = '_';
-        else if (c > ' ' && c < 0x7f && c != '/' && c != '\\') out[k++] = (char)c;
+        else if (c > ' ' && c != 0x7f && c != '/' && c != '\\') out[k++] = (char)c; /* UTF-8 kept, as udev keeps valid UTF-8 */
     }
     out[k] = '\0';
 }
@@ -913,8 +1101,15 @@ static void write_udev(const char *sysdev, const char *node, bool video) {
     snprintf(p, sizeof p, "%s/dev", sysdev);
     if (!read_line_file(p, majmin, sizeof majmin)) return;
     char vendor[MAX_TEXT], model[MAX_TEXT], id_serial[3 * MAX_TEXT + 8], id_path[64], idx[16] = "0";
-    udev_string(vendor, sizeof vendor, D.prof.manufacturer);
-    udev_string(model, sizeof model, D.prof.product);
+    /* usb_id falls back to the IDs when the device has no string */
+    char vid_hex[8], pid_hex[8], card[MAX_TEXT + 32];
+    snprintf(vid_hex, sizeof vid_hex, "%04x", D.prof.vid);
+    snprintf(pid_hex, sizeof pid_hex, "%04x", D.prof.pid);
+    udev_string(vendor, sizeof vendor, *D.prof.manufacturer ? D.prof.manufacturer : vid_hex);
+    udev_string(model, sizeof model, *D.prof.product ? D.prof.product : pid_hex);
+    /* uvcvideo's card name without a product string: "UVC Camera (vvvv:pppp)" */
+    if (*D.prof.product) snprintf(card, sizeof card, "%s", D.prof.product);
+    else snprintf(card, sizeof card, "UVC Camera (%04x:%04x)", D.prof.vid, D.prof.pid);
     snprintf(id_serial, sizeof id_serial, "%s_%s_%s", vendor, model, D.serial);
     snprintf(id_path, sizeof id_path, "platform-vhci_hcd.0-usb-0:%d:1.0", D.port + 1);
     snprintf(p, sizeof p, "%s/index", sysdev);
@@ -926,7 +1121,7 @@ static void write_udev(const char *sysdev, const char *node, bool video) {
         clock_gettime(CLOCK_REALTIME, &ts);
         fprintf(f, "I:%llu\n", (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
         if (video)
-            fprintf(f, "E:ID_V4L_VERSION=2\nE:ID_V4L_PRODUCT=%s\nE:ID_V4L_CAPABILITIES=:%s:\n", D.prof.product,
+            fprintf(f, "E:ID_V4L_VERSION=2\nE:ID_V4L_PRODUCT=%s\nE:ID_V4L_CAPABILITIES=:%s:\n", card,
                     strcmp(idx, "0") ? "" : "capture");
         fprintf(f, "E:ID_BUS=usb\nE:ID_VENDOR=%s\nE:ID_VENDOR_ID=%04x\nE:ID_MODEL=%s\nE:ID_MODEL_ID=%04x\n"
                    "E:ID_SERIAL=%s\nE:ID_SERIAL_SHORT=%s\nE:ID_USB_INTERFACE_NUM=00\nE:ID_PATH=%s\n",
