@@ -56,7 +56,8 @@ let package = Package(
             name: "CamHALLibcameraShim", dependencies: [dependency("CLibcamera", when: "LibCamera")],
             path: "Backends/LibCamera/Shim", cxxSettings: [.define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"]))]),
         .target(
-            name: "CamHALLibCamera", dependencies: ["CamHAL", dependency("CamHALLibcameraShim", when: "LibCamera")],
+            // CamHALV4L2: the auto_exposure menu of a UVC webcam, which libcamera 0.0.3 does not expose.
+            name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALV4L2", dependency("CamHALLibcameraShim", when: "LibCamera")],
             path: "Backends/LibCamera/Swift"),
         // GStreamer backend: device providers, test/network/file sources, appsink frames.
         .target(

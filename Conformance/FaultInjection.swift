@@ -169,7 +169,7 @@ public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
     public static func forDevice(
         _ device: DeviceDescriptor, socketDirectory: String = defaultSocketDirectory, sysfsRoot: String = "/sys"
     ) -> WebcamFaultInjector? {
-        guard let node = device.details["node"] ?? device.details["device.path"] ?? device.details["api.v4l2.path"],
+        guard let node = v4l2Node(of: device),
               let serial = usbSerial(ofNode: node, sysfsRoot: sysfsRoot) else { return nil }
         let injector = WebcamFaultInjector(serial: serial, socketDirectory: socketDirectory)
         return access(injector.socketPath, F_OK) == 0 ? injector : nil

@@ -96,9 +96,9 @@ extension Camera {
         live.pinned = pin
         live.range = pin.map(ZoomMath.pinnedRange) ?? ZoomMath.automaticRange(device.lenses)
         live.lens = lens
-        if fallbackWarning == nil, let want = configuration.stream.pixelFormat, binding.format.pixelFormat != want {
-            // The request's pixel format is not offered: say what streams instead.
-            fallbackWarning = .formatUnavailable(requested: want, chosen: binding.format.pixelFormat)
+        if fallbackWarning == nil {
+            // The request's pixel format, size or rate is not offered: say what streams instead.
+            fallbackWarning = configuration.stream.fallbackWarning(streaming: binding.format)
         }
         live.bindingWarning = fallbackWarning
         run(next)

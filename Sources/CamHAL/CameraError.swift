@@ -94,6 +94,12 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The device does not offer the pixel format the session's configuration asked for; it
     /// streams `chosen` instead (what `StreamRequest.choose` picked).
     case formatUnavailable(requested: PixelFormat, chosen: PixelFormat)
+    /// The device does not offer the frame size the session's configuration asked for; it
+    /// streams the nearest offered size, `chosen`, instead.
+    case sizeUnavailable(requested: Size, chosen: Size)
+    /// The device does not offer the frame rate the session's configuration asked for; it
+    /// streams at `chosen` frames per second, the nearest it offers.
+    case frameRateUnavailable(requested: Double, chosen: Double)
 
     /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
@@ -105,6 +111,8 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .framesDropped: return "framesDropped"
         case .streamError: return "streamError"
         case .formatUnavailable: return "formatUnavailable"
+        case .sizeUnavailable: return "sizeUnavailable"
+        case .frameRateUnavailable: return "frameRateUnavailable"
         }
     }
 
@@ -118,6 +126,10 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .streamError(let what): return "stream error: \(what)"
         case .formatUnavailable(let requested, let chosen):
             return "pixel format \(requested) not offered by the device; streaming \(chosen)"
+        case .sizeUnavailable(let requested, let chosen):
+            return "size \(requested) not offered by the device; streaming \(chosen), the nearest it offers"
+        case .frameRateUnavailable(let requested, let chosen):
+            return "frame rate \(ZoomMath.format(requested)) fps not offered by the device; streaming \(ZoomMath.format(chosen)) fps"
         }
     }
 }

@@ -41,8 +41,11 @@ public struct StreamRequest: Sendable, Hashable, Codable {
     public static let `default` = StreamRequest()
 
     /// Picks the best match for this request among `formats`: the requested pixel format if offered
-    /// (else the first raw format preferring YUYV/NV12), the offered size closest in area to the
-    /// requested one (default 640x480), and the offered rate closest to the request (default the highest).
+    /// (else the first raw format preferring YUYV/NV12), the requested size when offered, else the
+    /// offered size closest in area (then in aspect ratio) to it (default 640x480). Any width,
+    /// height or rate is accepted without trapping: sizes are compared as `Double`s, and a
+    /// width or height below 1 counts as 1. A size or rate that is not offered is not an error:
+    /// the session streams the nearest and says so (`fallbackWarning(streaming:)`).
     public func choose(from formats: [FormatDescription]) -> FormatDescription? {
         guard !formats.isEmpty else { return nil }
         let preferred: [PixelFormat] = [.yuyv, .nv12, .i420, .bgr24, .rgb24, .bgra, .rgba, .uyvy, .gray8, .mjpeg]
@@ -56,12 +59,37 @@ public struct StreamRequest: Sendable, Hashable, Codable {
         }
         let candidates = formats.filter { $0.pixelFormat == pixel }
         let target = size ?? Size(width: 640, height: 480)
-        let targetArea = Double(target.width * target.height)
-        func distance(_ f: FormatDescription) -> Double {
-            let area = Double(f.size.width * f.size.height)
-            return abs(log(area / targetArea)) + (f.size == target ? -1 : 0)
+        if let exact = candidates.first(where: { $0.size == target }) { return exact }
+        let targetArea = Self.area(target), targetAspect = Self.aspect(target)
+        func distance(_ f: FormatDescription) -> (Double, Double) {
+            (abs(log(Self.area(f.size) / targetArea)), abs(log(Self.aspect(f.size) / targetAspect)))
         }
         return candidates.min { distance($0) < distance($1) }
+    }
+
+    /// Width times height as a `Double` (no overflow), each side at least 1.
+    static func area(_ s: Size) -> Double { Double(max(s.width, 1)) * Double(max(s.height, 1)) }
+    /// Width over height, each side at least 1.
+    static func aspect(_ s: Size) -> Double { Double(max(s.width, 1)) / Double(max(s.height, 1)) }
+
+    /// The warning a session streaming `format` owes the app for this request, nil when it got
+    /// what it asked for: the pixel format first (`formatUnavailable`), then the size
+    /// (`sizeUnavailable`), then the frame rate (`frameRateUnavailable`; rates within 0.2% or
+    /// 0.01 fps count as equal, so 30 is 29.97, and a rate the device does not report, 0, is not judged).
+    /// Like a CameraX resolution fallback, the session still streams; unlike it, it says so.
+    public func fallbackWarning(streaming format: StreamFormat) -> CameraWarning? {
+        if let want = pixelFormat, format.pixelFormat != want {
+            return .formatUnavailable(requested: want, chosen: format.pixelFormat)
+        }
+        if let want = size, format.size != want {
+            return .sizeUnavailable(requested: want, chosen: format.size)
+        }
+        if let want = frameRate, want.isFinite, format.frameRate > 0,
+           abs(format.frameRate - want) > max(0.01, abs(want) * 0.002)
+        {
+            return .frameRateUnavailable(requested: want, chosen: format.frameRate)
+        }
+        return nil
     }
 }
 

@@ -162,14 +162,17 @@ enum ProbeCommand {
                 var order: [String] = []
                 for f in d.formats {
                     if byFormat[f.pixelFormat] == nil { order.append(f.pixelFormat) }
-                    let rates = f.frameRates.prefix(3).map { ZoomMath.format($0) }.joined(separator: "/")
+                    // Every size and every rate, as `v4l2-ctl --list-formats-ext` lists them.
+                    let rates = f.frameRates.map { ZoomMath.format($0) }.joined(separator: "/")
                     byFormat[f.pixelFormat, default: []].append("\(f.width)x\(f.height)" + (rates.isEmpty ? "" : "@\(rates)"))
                 }
-                for pf in order.prefix(12) {
+                for pf in order {
                     let sizes = byFormat[pf] ?? []
-                    print("      \(pf.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes.prefix(8).joined(separator: " "))\(sizes.count > 8 ? " (+\(sizes.count - 8))" : "")")
+                    for (row, start) in stride(from: 0, to: sizes.count, by: 6).enumerated() {
+                        let label = row == 0 ? pf : ""
+                        print("      \(label.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes[start..<min(start + 6, sizes.count)].joined(separator: " "))")
+                    }
                 }
-                if order.count > 12 { print("      ... and \(order.count - 12) more pixel formats") }
                 if !d.controls.isEmpty {
                     print("    raw controls (\(d.controls.count); camhal controls --backend \(b.identifier) --device \(d.id) for ranges and menus):")
                     for c in d.controls {

@@ -43,18 +43,19 @@ struct PixelFormatTests {
         for (format, text) in expected { #expect(format.rawValue == code(text), "\(text)") }
     }
 
-    /// Starts a session on the virtual camera (which offers YUYV, NV12, RGB3) asking for `format`,
-    /// and returns its first snapshot with frames, and one after a later setter.
-    func session(asking format: PixelFormat) async throws -> (first: CameraState, later: CameraState, streamed: PixelFormat?) {
+    /// Starts a session on the virtual camera (which offers YUYV, NV12, RGB3 at 320x240, 640x480
+    /// and 1280x720, 30 fps) asking for `request`, and returns its first snapshot with frames, one
+    /// after a later setter, and the format it streamed.
+    func session(_ request: StreamRequest) async throws -> (first: CameraState, later: CameraState, streamed: StreamFormat?) {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
-                         configuration: .init(stream: StreamRequest(pixelFormat: format)))
+                         configuration: .init(stream: request))
         let states = Locked([CameraState]())
         let stream = cam.stateUpdates()
         Task { for await s in stream { states.withLock { $0.append(s) } } }
         cam.start()
         let active = try #require(await waitFor(states) { $0.isPreviewActive })
-        let streamed = cam.streamFormat?.pixelFormat
+        let streamed = cam.streamFormat
         cam.setZoomRatio(2)
         let later = try #require(await waitFor(states) { $0.zoomRatio == 2 && $0.isPreviewActive })
         await cam.stop()
@@ -63,8 +64,8 @@ struct PixelFormatTests {
 
     @Test("a pixel format the device does not offer is a warning naming what was asked and what streams")
     func unofferedFormatWarns() async throws {
-        let (first, later, streamed) = try await session(asking: .yuv422p)
-        #expect(streamed == .yuyv)
+        let (first, later, streamed) = try await session(StreamRequest(pixelFormat: .yuv422p))
+        #expect(streamed?.pixelFormat == .yuyv)
         #expect(first.warning == .formatUnavailable(requested: .yuv422p, chosen: .yuyv), "\(first)")
         #expect(first.warning?.description.contains("422P") == true && first.warning?.description.contains("YUYV") == true)
         // A binding-level warning stays on the binding's snapshots (S10).
@@ -73,8 +74,82 @@ struct PixelFormatTests {
 
     @Test("an offered pixel format streams without a warning")
     func offeredFormatIsSilent() async throws {
-        let (first, later, streamed) = try await session(asking: .nv12)
-        #expect(streamed == .nv12)
+        let (first, later, streamed) = try await session(StreamRequest(pixelFormat: .nv12))
+        #expect(streamed?.pixelFormat == .nv12)
         #expect(first.warning == nil && later.warning == nil, "\(first) / \(later)")
+    }
+
+    @Test("an offered size and rate stream exactly, with no warning")
+    func offeredSizeIsExact() async throws {
+        let (first, _, streamed) = try await session(StreamRequest(pixelFormat: .nv12, size: Size(width: 320, height: 240), frameRate: 30))
+        #expect(streamed?.size == Size(width: 320, height: 240) && streamed?.frameRate == 30)
+        #expect(first.warning == nil, "\(first)")
+    }
+
+    @Test("a size the device does not offer streams the nearest, with a warning naming both")
+    func unofferedSizeWarns() async throws {
+        let (first, later, streamed) = try await session(StreamRequest(pixelFormat: .nv12, size: Size(width: 800, height: 600)))
+        #expect(streamed?.size == Size(width: 640, height: 480))
+        let want = CameraWarning.sizeUnavailable(requested: Size(width: 800, height: 600), chosen: Size(width: 640, height: 480))
+        #expect(first.warning == want, "\(first)")
+        #expect(first.warning?.description.contains("800x600") == true && first.warning?.description.contains("640x480") == true)
+        #expect(later.warning == want, "\(later)")
+    }
+
+    @Test("a rate the device does not offer streams the nearest, with a warning naming both")
+    func unofferedRateWarns() async throws {
+        let (first, _, streamed) = try await session(StreamRequest(pixelFormat: .nv12, size: Size(width: 640, height: 480), frameRate: 60))
+        #expect(streamed?.frameRate == 30)
+        #expect(first.warning == .frameRateUnavailable(requested: 60, chosen: 30), "\(first)")
+    }
+
+    @Test("absurd sizes and rates choose a format without trapping")
+    func hugeRequestsDoNotTrap() {
+        let offered = [
+            FormatDescription(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRates: [30]),
+            FormatDescription(pixelFormat: .yuyv, size: Size(width: 1280, height: 720), frameRates: [10]),
+        ]
+        let huge = Size(width: 99_999_999_999, height: 99_999_999_999)
+        #expect(StreamRequest(size: huge).choose(from: offered)?.size == Size(width: 1280, height: 720))
+        #expect(StreamRequest(size: Size(width: .max, height: .max)).choose(from: offered)?.size == Size(width: 1280, height: 720))
+        #expect(StreamRequest(size: Size(width: .min, height: -5)).choose(from: offered)?.size == Size(width: 320, height: 240))
+        #expect(StreamRequest(size: Size(width: 0, height: 0)).choose(from: offered)?.size == Size(width: 320, height: 240))
+        for rate in [Double.nan, .infinity, -.infinity, -1, 0, 1e300] {
+            let r = StreamRequest(frameRate: rate)
+            let f = r.choose(from: offered)
+            #expect(f != nil)
+            if let f { _ = r.frameRate(in: f) }
+            _ = r.fallbackWarning(streaming: StreamFormat(pixelFormat: .yuyv, width: 320, height: 240, frameRate: 30))
+        }
+    }
+
+    @Test("an exactly offered size wins over one closer in area; otherwise the nearest by area, then aspect")
+    func exactSizeWins() {
+        let offered = [
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 1184, height: 656), frameRates: [30]),
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 1280, height: 720), frameRates: [30]),
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 320, height: 240), frameRates: [30]),
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 352, height: 288), frameRates: [30]),
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 640, height: 360), frameRates: [30]),
+            FormatDescription(pixelFormat: .mjpeg, size: Size(width: 480, height: 480), frameRates: [30]),
+        ]
+        func pick(_ w: Int, _ h: Int) -> Size? { StreamRequest(size: Size(width: w, height: h)).choose(from: offered)?.size }
+        #expect(pick(1280, 720) == Size(width: 1280, height: 720))
+        #expect(pick(320, 240) == Size(width: 320, height: 240))
+        #expect(pick(1200, 675) == Size(width: 1184, height: 656))
+        // 640x360 and 480x480 have the same area: the one with the asked aspect ratio wins.
+        #expect(pick(600, 384) == Size(width: 640, height: 360))
+        #expect(pick(490, 470) == Size(width: 480, height: 480))
+    }
+
+    @Test("the binding warning: pixel format first, then size, then rate; equal rates within 0.2%")
+    func fallbackWarningOrder() {
+        let f = StreamFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: 29.97)
+        #expect(StreamRequest().fallbackWarning(streaming: f) == nil)
+        #expect(StreamRequest(pixelFormat: .yuyv, size: Size(width: 640, height: 480), frameRate: 30).fallbackWarning(streaming: f) == nil)
+        #expect(StreamRequest(frameRate: 25).fallbackWarning(streaming: f) == .frameRateUnavailable(requested: 25, chosen: 29.97))
+        #expect(StreamRequest(size: Size(width: 1, height: 1), frameRate: 25).fallbackWarning(streaming: f)?.code == "sizeUnavailable")
+        #expect(StreamRequest(pixelFormat: .mjpeg, size: Size(width: 1, height: 1)).fallbackWarning(streaming: f)?.code == "formatUnavailable")
+        #expect(StreamRequest(frameRate: 25).fallbackWarning(streaming: StreamFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: 0)) == nil)
     }
 }

@@ -58,6 +58,19 @@ struct LibCameraControlTests {
         #expect(time.ownedBy == "setExposureDuration" && !time.isWritable)
     }
 
+    /// libcamera 0.0.3's uvcvideo handler writes Aperture Priority for AeEnable on and Manual for
+    /// off: a webcam whose menu lacks either (the ELP 4K: Auto and Shutter Priority only) is
+    /// offered continuous auto alone, with no duration or gain to set. Fails if such a webcam is
+    /// advertised a manual exposure the pipeline refuses.
+    @Test func aWebcamWithoutManualOrAperturePriorityOffersContinuousAutoOnly() throws {
+        #expect(LibCameraControlMapping.aeSwitchable(autoExposureEntries: nil))
+        #expect(LibCameraControlMapping.aeSwitchable(autoExposureEntries: [1, 3]))
+        #expect(!LibCameraControlMapping.aeSwitchable(autoExposureEntries: [0, 2]))
+        #expect(!LibCameraControlMapping.aeSwitchable(autoExposureEntries: [0, 1]))
+        let caps = try #require(LibCameraControlMapping.exposureCapabilities(Self.uvc, aeSwitchable: false))
+        #expect(caps.modes == [.continuousAuto] && caps.durationRange == nil && caps.gainRange == nil)
+    }
+
     @Test func exposureValueGivesABiasInSixthsOfAnEV() throws {
         let map = Self.uvc + [.init(id: 6, name: "ExposureValue", type: .float, minimum: -8, maximum: 8, defaultValue: 0)]
         let caps = try #require(LibCameraControlMapping.exposureCapabilities(map))

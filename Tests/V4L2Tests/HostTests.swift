@@ -40,13 +40,22 @@ struct V4L2HostTests {
         #expect(PixelFormat(rawValue: camhal_fourcc(0x4d, 0x4a, 0x50, 0x47)) == .mjpeg)
     }
 
-    @Test func stepwiseRangesListAFewStandardSizes() {
+    @Test func stepwiseRangesListTheCommonSizesOnTheirGrid() {
         let s = V4L2Formats.stepwiseSizes(minWidth: 16, maxWidth: 4096, stepWidth: 1, minHeight: 16, maxHeight: 2160, stepHeight: 1)
-        #expect(s.map(\.description) == ["320x240", "640x480", "1280x720", "1920x1080"])
+        #expect(s.map(\.description) == [
+            "160x120", "176x144", "320x180", "320x240", "352x288", "640x360", "640x480", "800x600", "1024x768", "1280x720",
+            "1280x960", "1600x1200", "1920x1080",
+        ])
         let small = V4L2Formats.stepwiseSizes(minWidth: 16, maxWidth: 400, stepWidth: 2, minHeight: 16, maxHeight: 300, stepHeight: 2)
-        #expect(small.map(\.description) == ["320x240"])
-        let none = V4L2Formats.stepwiseSizes(minWidth: 100, maxWidth: 200, stepWidth: 1, minHeight: 100, maxHeight: 150, stepHeight: 1)
-        #expect(none.map(\.description) == ["200x150"])
+        #expect(small.map(\.description) == ["160x120", "176x144", "320x180", "320x240", "352x288"])
+        // A grid of 64 from 64: only the sizes on it.
+        let grid = V4L2Formats.stepwiseSizes(minWidth: 64, maxWidth: 1920, stepWidth: 64, minHeight: 64, maxHeight: 1080, stepHeight: 8)
+        #expect(grid.map(\.description) == ["320x240", "640x360", "640x480", "1024x768", "1280x720", "1280x960", "1920x1080"])
+        #expect(V4L2Formats.stepwiseRates(fastest: 60, slowest: 1) == [60, 1, 50, 30, 25, 24, 20, 15, 10, 5])
+        let narrow = V4L2Formats.stepwiseSizes(minWidth: 100, maxWidth: 200, stepWidth: 1, minHeight: 100, maxHeight: 150, stepHeight: 1)
+        #expect(narrow.map(\.description) == ["160x120", "176x144"])
+        let none = V4L2Formats.stepwiseSizes(minWidth: 100, maxWidth: 150, stepWidth: 1, minHeight: 100, maxHeight: 110, stepHeight: 1)
+        #expect(none.map(\.description) == ["150x110"])
         #expect(V4L2Formats.rate(v4l2_fract(numerator: 1, denominator: 30)) == 30)
         #expect(V4L2Formats.rate(v4l2_fract(numerator: 2, denominator: 25)) == 12.5)
         #expect(V4L2Formats.rate(v4l2_fract(numerator: 0, denominator: 25)) == nil)

@@ -125,7 +125,7 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
             hasTorch: false,  // libcamera 0.0.3 has no torch or flash control
             supportsFocusPoint: info.hasAfWindows,
             focusModes: focusModes(info), formats: descriptions, zoomMethod: zoomMethod, isExclusive: true,
-            details: details, exposure: LibCameraControlMapping.exposureCapabilities(info.controls),
+            details: details, exposure: info.exposureCapabilities,
             whiteBalance: LibCameraControlMapping.whiteBalanceCapabilities(info.controls),
             antiFlickerModes: nil)  // libcamera 0.0.3 has no flicker control (AeFlickerMode came in 0.2)
     }

@@ -234,12 +234,12 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         return LibCameraManager.controlValue(cameraID: info.id, id: id)?.first
     }
 
-    /// AeEnable on for continuous auto; off with ExposureTime (µs) and AnalogueGain for manual
+    /// AeEnable on for continuous auto (where it can be switched: `aeSwitchable`); off with ExposureTime (µs) and AnalogueGain for manual
     /// (both in the same request, so no request runs manual with stale values: E3);
     /// ExposureValue for the bias. Returns what the requests carry, with the duration and gain
     /// the metadata reports where the pipeline reports them.
     func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
-        guard handle != nil, let caps = LibCameraControlMapping.exposureCapabilities(info.controls) else { return nil }
+        guard handle != nil, let caps = info.exposureCapabilities else { return nil }
         var applied = ExposureSettings(mode: request.mode == .manual ? .manual : .continuousAuto, bias: 0)
         let exposureTime = info.controls.first { $0.name == "ExposureTime" }
         var batch: [(name: String, value: Double?)] = []
@@ -260,7 +260,9 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             }
             batch.append(("AeEnable", 0))
         } else {
-            batch += [("ExposureTime", nil), ("AnalogueGain", nil), ("AeEnable", 1)]
+            // Where AeEnable cannot be switched the camera stays in its own auto exposure and
+            // nothing is sent (the refused AeEnable would fail the whole request).
+            if info.aeSwitchable { batch += [("ExposureTime", nil), ("AnalogueGain", nil), ("AeEnable", 1)] }
             applied.duration = reported("ExposureTime").map { LibCameraControlMapping.seconds(microseconds: $0) }
             applied.gain = reported("AnalogueGain")
         }

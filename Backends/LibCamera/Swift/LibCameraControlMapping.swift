@@ -147,8 +147,10 @@ enum LibCameraControlMapping {
 
     /// Exposure control where the camera has AeEnable (E1): continuous auto, and manual where
     /// ExposureTime (µs, as seconds) or AnalogueGain (a multiplier) can be set; a bias from
-    /// ExposureValue (EV). libcamera 0.0.3 has no AE lock control, so no `locked`.
-    static func exposureCapabilities(_ infos: [LibCameraControlInfo]) -> ExposureCapabilities? {
+    /// ExposureValue (EV). libcamera 0.0.3 has no AE lock control, so no `locked`. Where AeEnable
+    /// cannot be switched (`aeSwitchable` false) the camera stays in its own auto exposure:
+    /// continuous auto only, nothing manual advertised.
+    static func exposureCapabilities(_ infos: [LibCameraControlInfo], aeSwitchable: Bool = true) -> ExposureCapabilities? {
         func scalar(_ name: String, _ type: LibCameraControlType) -> LibCameraControlInfo? {
             infos.first { $0.name == name && $0.type == type && $0.elements == 1 && $0.numeric && $0.minimum <= $0.maximum }
         }
@@ -156,10 +158,21 @@ enum LibCameraControlMapping {
         let duration = scalar("ExposureTime", .int32).map { seconds(microseconds: max($0.minimum, 1))...seconds(microseconds: max($0.maximum, 1)) }
         let gain = scalar("AnalogueGain", .float).map { $0.minimum...$0.maximum }
         let bias = scalar("ExposureValue", .float).flatMap { $0.minimum <= 0 && $0.maximum >= 0 && $0.maximum > $0.minimum ? $0.minimum...$0.maximum : nil }
+        guard aeSwitchable else {
+            return ExposureCapabilities(modes: [.continuousAuto], gainUnit: .multiplier, biasRange: bias, biasStep: bias == nil ? 0 : biasStep)
+        }
         var modes: [ExposureMode] = [.continuousAuto]
         if duration != nil || gain != nil { modes.append(.manual) }
         return ExposureCapabilities(
             modes: modes, durationRange: duration, gainRange: gain, gainUnit: .multiplier, biasRange: bias, biasStep: bias == nil ? 0 : biasStep)
+    }
+
+    /// Whether libcamera 0.0.3's uvcvideo handler can switch AeEnable on a webcam whose
+    /// auto_exposure menu has `autoExposureEntries` (V4L2_EXPOSURE_*): it writes Aperture Priority
+    /// (3) for on and Manual (1) for off. Nil entries (no UVC node found, or no menu): true.
+    static func aeSwitchable(autoExposureEntries entries: [Int32]?) -> Bool {
+        guard let entries else { return true }
+        return entries.contains(1) && entries.contains(3)
     }
 
     /// White balance where the camera has AwbEnable (W1): auto, and the presets AwbMode offers.

@@ -88,7 +88,7 @@ extension LibCameraBackend: DeviceControlBackend {
             throw CameraError.unknownDevice(id: device.id, backend: identifier)
         }
         let owners = LibCameraControlMapping.owners(
-            info.controls, exposure: LibCameraControlMapping.exposureCapabilities(info.controls),
+            info.controls, exposure: info.exposureCapabilities,
             whiteBalance: LibCameraControlMapping.whiteBalanceCapabilities(info.controls))
         return LibCameraControlDriver(cameraID: info.id, infos: info.controls, owners: owners)
     }

@@ -1,5 +1,6 @@
 #if LibCamera
 import CamHAL
+import CamHALV4L2
 import CamHALLibcameraShim
 
 /// What libcamera says about one camera without streaming (properties and control ranges).
@@ -22,6 +23,15 @@ struct LibCameraInfo: Sendable, Hashable {
     var maxFrameRate: Double
     /// The camera's ControlInfoMap (raw controls, and what the mapped controls are built on).
     var controls: [LibCameraControlInfo] = []
+    /// Whether AeEnable can be switched both ways: false for a UVC webcam whose auto_exposure
+    /// menu lacks Manual or Aperture Priority, the entries libcamera 0.0.3's uvcvideo handler
+    /// writes for off and on (it refuses the whole request otherwise).
+    var aeSwitchable = true
+
+    /// The exposure control CamHAL offers on this camera (E1).
+    var exposureCapabilities: ExposureCapabilities? {
+        LibCameraControlMapping.exposureCapabilities(controls, aeSwitchable: aeSwitchable)
+    }
 
     /// Whether the camera has the control called `name` (libcamera's ControlId name).
     func hasControl(_ name: String) -> Bool { controls.contains { $0.name == name } }
@@ -104,6 +114,8 @@ enum LibCameraManager {
         return box.value.map { info in
             var info = info
             info.controls = controls(cameraID: info.id)
+            info.aeSwitchable = LibCameraControlMapping.aeSwitchable(
+                autoExposureEntries: UVCNode.captureNode(libcameraID: info.id).flatMap(UVCNode.autoExposureEntries(node:)))
             return info
         }
     }

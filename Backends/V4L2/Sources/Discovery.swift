@@ -64,11 +64,7 @@ package enum V4L2Discovery {
     /// on USB (no ancestor with `idVendor`).
     static func usbByIDName(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
         guard let index = readTextFile("\(sysfsClass)/\(nodeName)/index")?.trimmingSpaces,
-              var dir = resolvedPath("\(sysfsClass)/\(nodeName)/device") else { return nil }
-        while access("\(dir)/idVendor", F_OK) != 0 {
-            guard let slash = dir.lastIndex(of: "/"), slash != dir.startIndex else { return nil }
-            dir = String(dir[..<slash])
-        }
+              let dir = usbDeviceDirectory(nodeName: nodeName, sysfsClass: sysfsClass) else { return nil }
         func attribute(_ name: String) -> String? {
             guard let v = readTextFile("\(dir)/\(name)").map(udevSanitized), !v.isEmpty else { return nil }
             return v
@@ -77,6 +73,29 @@ package enum V4L2Discovery {
               let model = attribute("product") ?? attribute("idProduct") else { return nil }
         let serial = attribute("serial").map { "_\($0)" } ?? ""
         return "usb-\(vendor)_\(model)\(serial)-video-index\(index)"
+    }
+
+    /// The sysfs directory of the USB device a video node belongs to (the ancestor of its
+    /// interface with `idVendor`); nil for a node not on USB.
+    static func usbDeviceDirectory(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        guard var dir = resolvedPath("\(sysfsClass)/\(nodeName)/device") else { return nil }
+        while access("\(dir)/idVendor", F_OK) != 0 {
+            guard let slash = dir.lastIndex(of: "/"), slash != dir.startIndex else { return nil }
+            dir = String(dir[..<slash])
+        }
+        return dir
+    }
+
+    /// The name to show for a node: the V4L2 card name, or the USB product string when the card
+    /// is a cut copy of it. The card field holds 31 bytes, and uvcvideo fills it with
+    /// "<product>: <interface name>", so a longer one ends mid-word ("ELP 4K USB Camera: ELP 4K
+    /// USB C") while sysfs keeps the product whole (udev's ID_MODEL is the same string with
+    /// spaces turned into `_`).
+    static func displayName(card: String, usbProduct: String?) -> String {
+        guard let product = usbProduct?.trimmingSpaces, !product.isEmpty, product != card,
+              card.utf8.count >= 31, product.hasPrefix(card) || card.hasPrefix(product + ":")
+        else { return card }
+        return product
     }
 
     /// udev's `udev_replace_whitespace` then `udev_replace_chars` on a sysfs string.
@@ -221,7 +240,8 @@ package enum V4L2Discovery {
         for input in perInput {
             var d = details
             var id = baseID
-            var displayName = caps.card
+            var displayName = Self.displayName(
+                card: caps.card, usbProduct: usbDeviceDirectory(nodeName: name).flatMap { readTextFile("\($0)/product") })
             if let input {
                 // Another process streaming the node refuses S_INPUT: list the current input only.
                 if input.index != original {

@@ -4,13 +4,23 @@ import Glibc
 
 /// Format enumeration (ENUM_FMT, ENUM_FRAMESIZES, ENUM_FRAMEINTERVALS) and negotiation helpers.
 enum V4L2Formats {
-    /// Sizes offered for stepwise/continuous frame-size ranges (a few standard ones, not every step).
+    /// Common sizes offered from a stepwise/continuous frame-size range when they lie on its
+    /// grid (its maximum when none does); a binding honours any other size inside the range
+    /// exactly too (the driver's TRY_FMT says which). Up to 1080p, so a "highest quality" pick
+    /// does not jump to a range's 4K maximum unasked.
     static let standardSizes: [Size] = [
-        Size(width: 320, height: 240), Size(width: 640, height: 480), Size(width: 1280, height: 720),
+        Size(width: 160, height: 120), Size(width: 176, height: 144), Size(width: 320, height: 180),
+        Size(width: 320, height: 240), Size(width: 352, height: 288), Size(width: 640, height: 360),
+        Size(width: 640, height: 480), Size(width: 800, height: 600), Size(width: 1024, height: 768),
+        Size(width: 1280, height: 720), Size(width: 1280, height: 960), Size(width: 1600, height: 1200),
         Size(width: 1920, height: 1080),
     ]
-    /// At most this many discrete sizes per pixel format (a spread across the list is kept).
-    static let maxDiscreteSizes = 12
+    /// Common frame rates offered from a stepwise/continuous interval range (with its fastest
+    /// and slowest).
+    static let standardRates: [Double] = [120, 60, 50, 30, 25, 24, 20, 15, 10, 5]
+    /// A guard against a driver that never ends an enumeration (real webcams list up to ~40
+    /// sizes per format and ~10 rates per size; every one of them is kept).
+    static let enumerationLimit: UInt32 = 1024
 
     static let captureType = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
 
@@ -30,8 +40,9 @@ enum V4L2Formats {
         return result
     }
 
-    /// Sizes for `pixelFormat`: the discrete list (capped), or standard sizes inside a range, or
-    /// nil when the driver does not enumerate sizes.
+    /// Sizes for `pixelFormat`: every size of the discrete list, in the driver's order (what
+    /// `v4l2-ctl --list-formats-ext` lists), or the common sizes inside a range, or nil when the
+    /// driver does not enumerate sizes.
     static func sizes(_ fd: DeviceFD, pixelFormat: UInt32) -> [Size]? {
         var e = v4l2_frmsizeenum()
         e.index = 0
@@ -40,7 +51,7 @@ enum V4L2Formats {
         if e.type == UInt32(V4L2_FRMSIZE_TYPE_DISCRETE.rawValue) {
             var sizes: [Size] = []
             var i: UInt32 = 0
-            while i < 64 {
+            while i < enumerationLimit {
                 var d = v4l2_frmsizeenum()
                 d.index = i
                 d.pixel_format = pixelFormat
@@ -48,10 +59,6 @@ enum V4L2Formats {
                       d.type == UInt32(V4L2_FRMSIZE_TYPE_DISCRETE.rawValue) else { break }
                 sizes.append(Size(width: Int(d.discrete.width), height: Int(d.discrete.height)))
                 i += 1
-            }
-            if sizes.count > maxDiscreteSizes {
-                let stride = Double(sizes.count - 1) / Double(maxDiscreteSizes - 1)
-                sizes = (0..<maxDiscreteSizes).map { sizes[Int((Double($0) * stride).rounded())] }
             }
             return sizes
         }
@@ -61,22 +68,30 @@ enum V4L2Formats {
             minHeight: Int(s.min_height), maxHeight: Int(s.max_height), stepHeight: Int(s.step_height))
     }
 
-    /// The standard sizes that fit a stepwise range (falling back to its maximum when none fits).
+    /// The standard sizes on a stepwise range's grid, smallest first (its maximum when none is).
     static func stepwiseSizes(minWidth: Int, maxWidth: Int, stepWidth: Int, minHeight: Int, maxHeight: Int, stepHeight: Int) -> [Size] {
-        func fits(_ v: Int, _ lo: Int, _ hi: Int, _ step: Int) -> Bool {
-            v >= lo && v <= hi && (step <= 1 || (v - lo) % step == 0)
-        }
         let sizes = standardSizes.filter {
-            fits($0.width, minWidth, maxWidth, stepWidth) && fits($0.height, minHeight, maxHeight, stepHeight)
+            onGrid($0.width, minWidth, maxWidth, stepWidth) && onGrid($0.height, minHeight, maxHeight, stepHeight)
         }
         return sizes.isEmpty ? [Size(width: maxWidth, height: maxHeight)] : sizes
+    }
+
+    /// Whether `v` lies in `lo...hi` on the grid `lo + k * step`.
+    static func onGrid(_ v: Int, _ lo: Int, _ hi: Int, _ step: Int) -> Bool {
+        v >= lo && v <= hi && (step <= 1 || (v - lo) % step == 0)
+    }
+
+    /// The rates a stepwise/continuous interval range offers in a list: its fastest and slowest
+    /// and the standard rates between them.
+    static func stepwiseRates(fastest: Double, slowest: Double) -> [Double] {
+        [fastest, slowest] + standardRates.filter { $0 < fastest && $0 > slowest }
     }
 
     /// Frame rates at one size (highest first); empty when the driver does not say.
     static func frameRates(_ fd: DeviceFD, pixelFormat: UInt32, size: Size) -> [Double] {
         var rates: [Double] = []
         var i: UInt32 = 0
-        while i < 32 {
+        while i < enumerationLimit {
             var e = v4l2_frmivalenum()
             e.index = i
             e.pixel_format = pixelFormat
@@ -87,9 +102,8 @@ enum V4L2Formats {
                 if let r = rate(e.discrete) { rates.append(r) }
                 i += 1
             } else {
-                // Stepwise/continuous: the fastest, the slowest, and 30/15 when inside.
-                let fastest = rate(e.stepwise.min) ?? 0, slowest = rate(e.stepwise.max) ?? 0
-                rates = [fastest, slowest] + [30.0, 15.0].filter { $0 < fastest && $0 > slowest }
+                // Stepwise/continuous: the fastest, the slowest, and the common rates between.
+                rates = stepwiseRates(fastest: rate(e.stepwise.min) ?? 0, slowest: rate(e.stepwise.max) ?? 0)
                 break
             }
         }

@@ -25,6 +25,11 @@ package struct V4L2ImageControls: Sendable {
     static let antiFlickerByEntry: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
 
     static let manualEntry = Int32(V4L2_EXPOSURE_MANUAL.rawValue)
+    static let shutterPriorityEntry = Int32(V4L2_EXPOSURE_SHUTTER_PRIORITY.rawValue)
+    /// The white-balance temperatures the API offers: the device's range is in Kelvin by the
+    /// V4L2 UAPI, but some report more than the plausible part (the Logitech C270: 0...10000);
+    /// the capabilities keep the part inside this, the core clamps to it.
+    package static let plausibleKelvin = 1000.0...20000.0
     static let lockExposure = Int32(V4L2_LOCK_EXPOSURE)
     static let lockWhiteBalance = Int32(V4L2_LOCK_WHITE_BALANCE)
 
@@ -33,6 +38,10 @@ package struct V4L2ImageControls: Sendable {
     /// Priority, which is their full auto exposure).
     var exposureAutoEntry: Int32?
     var hasManualEntry = false
+    /// The `exposure_auto` entry a manual duration is written under: MANUAL where offered, else
+    /// SHUTTER_PRIORITY (the exposure time is the app's, gain stays automatic: webcams such as
+    /// the ELP 4K modules offer only Auto and Shutter Priority).
+    var durationEntry: Int32?
     /// `gain_automatic`: auto exposure by gain alone; off means manual gain.
     var hasAutoGain = false
     var duration: ControlInfo?
@@ -50,6 +59,7 @@ package struct V4L2ImageControls: Sendable {
             exposureAutoEntry = entries.contains(Int32(V4L2_EXPOSURE_AUTO.rawValue)) ? Int32(V4L2_EXPOSURE_AUTO.rawValue)
                 : entries.contains(Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue)) ? Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue) : nil
             hasManualEntry = entries.contains(Self.manualEntry)
+            durationEntry = hasManualEntry ? Self.manualEntry : entries.contains(Self.shutterPriorityEntry) ? Self.shutterPriorityEntry : nil
         }
         duration = fd.queryControl(Self.exposureAbsoluteID)
         gain = fd.queryControl(Self.gainID)
@@ -66,8 +76,9 @@ package struct V4L2ImageControls: Sendable {
         range.filter { fd.hasMenuEntry(id, $0) }.map { Int32($0) }
     }
 
-    /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake).
-    private var canSetDuration: Bool { duration != nil && hasManualEntry }
+    /// A settable duration needs the MANUAL or SHUTTER_PRIORITY entry of the menu (the
+    /// manual-exposure handshake: V4L2 refuses exposure_time_absolute while it is inactive).
+    private var canSetDuration: Bool { duration != nil && durationEntry != nil }
     /// A settable gain needs a way to turn automatic gain off (the menu's MANUAL, or gain_automatic).
     private var canSetGain: Bool { gain != nil && (hasManualEntry || hasAutoGain) }
     private var canManual: Bool { canSetDuration || canSetGain }
@@ -90,15 +101,23 @@ package struct V4L2ImageControls: Sendable {
         guard hasAutoWhiteBalance || temperature != nil else { return nil }
         var modes: [WhiteBalanceMode] = [.auto]
         if lockBits & Self.lockWhiteBalance != 0 { modes.append(.locked) }
-        let range = temperature.map { Double($0.minimum)...Double($0.maximum) }
+        let range = temperature.flatMap { Self.kelvinRange(minimum: $0.minimum, maximum: $0.maximum) }
         if range != nil { modes += [.preset, .manual] }
         return WhiteBalanceCapabilities(modes: modes, presets: range.map(WhiteBalanceCapabilities.presets(within:)) ?? [], temperatureRange: range)
     }
 
+    /// The part of a device's white_balance_temperature range the API offers (nil when none of
+    /// it is plausible Kelvin).
+    static func kelvinRange(minimum: Int64, maximum: Int64) -> ClosedRange<Double>? {
+        let lo = max(Double(minimum), plausibleKelvin.lowerBound), hi = min(Double(maximum), plausibleKelvin.upperBound)
+        return lo <= hi ? lo...hi : nil
+    }
+
     // MARK: Applying (on the session's queue)
 
-    /// Applies `request`; for manual, MANUAL is selected before the duration and gain are written,
-    /// as V4L2 refuses exposure_time_absolute while auto is on (E3). Returns what the device reads back.
+    /// Applies `request`; for manual, MANUAL (or SHUTTER_PRIORITY, `durationEntry`) is selected
+    /// before the duration and gain are written, as V4L2 refuses exposure_time_absolute while auto
+    /// is on (E3). Returns what the device reads back.
     package func applyExposure(_ request: ExposureSettings, fd: some V4L2ControlAccess) -> ExposureSettings {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
@@ -109,7 +128,7 @@ package struct V4L2ImageControls: Sendable {
         case .locked:
             _ = try? fd.updateControl(Self.lockID, locks | Self.lockExposure)
         case .manual:
-            if hasManualEntry { _ = try? fd.updateControl(Self.exposureAutoID, Self.manualEntry) }
+            if let entry = durationEntry { _ = try? fd.updateControl(Self.exposureAutoID, entry) }
             if hasAutoGain { _ = try? fd.updateControl(Self.autoGainID, 0) }
             if let d = duration, let seconds = request.duration {
                 _ = try? fd.updateControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
@@ -123,8 +142,8 @@ package struct V4L2ImageControls: Sendable {
 
     func readExposure(fd: some V4L2ControlAccess) -> ExposureSettings {
         var s = ExposureSettings()
-        if exposureAutoEntry != nil || hasManualEntry, let v = try? fd.getControl(Self.exposureAutoID) {
-            s.mode = v == Self.manualEntry ? .manual : .continuousAuto
+        if exposureAutoEntry != nil || durationEntry != nil, let v = try? fd.getControl(Self.exposureAutoID) {
+            s.mode = v == durationEntry ? .manual : .continuousAuto
         } else if hasAutoGain, let v = try? fd.getControl(Self.autoGainID) {
             s.mode = v == 0 ? .manual : .continuousAuto
         }

@@ -164,30 +164,38 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             throw CameraError.configurationFailed("\(id): no format offered matches \(request.stream) (device lists \(device.formats.count) formats)")
         }
         let pixfmt = chosen.pixelFormat.rawValue
+        let isPipeline = device.details[V4L2Discovery.Key.pipeline] != nil
+        var size = chosen.size
+        if !isPipeline, let want = request.stream.size, want != size, exactlyAccepted(fd, pixfmt: pixfmt, size: want) {
+            // A stepwise/continuous device lists common sizes only; any other size it takes
+            // exactly (TRY_FMT answers it unchanged) is streamed as asked.
+            size = want
+        }
 
         // A media-controller pipeline upstream (vimc): set every pad's format first.
-        if device.details[V4L2Discovery.Key.pipeline] != nil, let mediaPath = device.details[V4L2Discovery.Key.media] {
-            try configurePipeline(fd: fd, mediaPath: mediaPath, pixfmt: pixfmt, size: chosen.size, deviceID: id, node: node)
+        if isPipeline, let mediaPath = device.details[V4L2Discovery.Key.media] {
+            try configurePipeline(fd: fd, mediaPath: mediaPath, pixfmt: pixfmt, size: size, deviceID: id, node: node)
         }
 
         var f = v4l2_format()
         f.type = V4L2Formats.captureType
         f.fmt.pix.pixelformat = pixfmt
-        f.fmt.pix.width = UInt32(chosen.size.width)
-        f.fmt.pix.height = UInt32(chosen.size.height)
+        f.fmt.pix.width = UInt32(size.width)
+        f.fmt.pix.height = UInt32(size.height)
         // Progressive frames where the driver can (an HDMI input with interlaced timings may
         // still answer ALTERNATE: see `sequence(of:)`).
         f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
         do {
             try fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")
-            try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(chosen.size))")
+            try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(size))")
         } catch { throw mapped(error) }
         let pix = f.fmt.pix
 
         // Frame rate: the requested one if offered (closest), else the fastest.
         var rate = 0.0
         if let target = request.stream.frameRate ?? chosen.frameRates.first,
-           let pick = chosen.frameRates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target), pick > 0
+           let pick = chosen.frameRates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target),
+           pick.isFinite, pick > 0.001, pick < 1_000_000  // any request: no trap converting to the fraction
         {
             var p = v4l2_streamparm()
             p.type = V4L2Formats.captureType
@@ -254,6 +262,20 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         core.markStreaming()
         started.set(true)
         start()
+    }
+
+    /// Whether the driver takes `size` in `pixfmt` as it is (TRY_FMT changes nothing); false for
+    /// a size no V4L2 field can hold.
+    private static func exactlyAccepted(_ fd: DeviceFD, pixfmt: UInt32, size: Size) -> Bool {
+        guard let w = UInt32(exactly: size.width), let h = UInt32(exactly: size.height), w > 0, h > 0 else { return false }
+        var f = v4l2_format()
+        f.type = V4L2Formats.captureType
+        f.fmt.pix.pixelformat = pixfmt
+        f.fmt.pix.width = w
+        f.fmt.pix.height = h
+        f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil else { return false }
+        return f.fmt.pix.pixelformat == pixfmt && f.fmt.pix.width == w && f.fmt.pix.height == h
     }
 
     private static func configurePipeline(fd: DeviceFD, mediaPath: String, pixfmt: UInt32, size: Size, deviceID: String, node: String) throws(CameraError) {

@@ -1,0 +1,34 @@
+import CV4L2
+import Glibc
+
+/// The V4L2 side of a USB webcam another backend drives (libcamera's uvcvideo pipeline handler):
+/// which auto-exposure modes its `auto_exposure` menu really has. libcamera 0.0.3 maps
+/// `AeEnable` on to Aperture Priority and off to Manual, whatever the menu offers, and a
+/// webcam without those entries refuses the request.
+package enum UVCNode {
+    /// The capture node (index 0) of the USB video interface libcamera 0.0.3 names `cameraID`:
+    /// "<controller>-<usb port>-<idVendor>:<idProduct>", the port being the interface's sysfs
+    /// name up to its ':' ("1-2" for "1-2:1.0"). Nil when no node matches (not a UVC camera).
+    package static func captureNode(libcameraID cameraID: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        for name in listDirectory(sysfsClass).sorted() where name.hasPrefix("video") {
+            guard readTextFile("\(sysfsClass)/\(name)/index")?.trimmingSpaces == "0",
+                  let interface = resolvedPath("\(sysfsClass)/\(name)/device"),
+                  let usb = V4L2Discovery.usbDeviceDirectory(nodeName: name, sysfsClass: sysfsClass),
+                  let vid = readTextFile("\(usb)/idVendor")?.trimmingSpaces,
+                  let pid = readTextFile("\(usb)/idProduct")?.trimmingSpaces
+            else { continue }
+            let port = interface.split(separator: "/").last.map { String($0.prefix { $0 != ":" }) } ?? ""
+            if !port.isEmpty, cameraID.hasSuffix("-\(port)-\(vid):\(pid)") { return "/dev/\(name)" }
+        }
+        return nil
+    }
+
+    /// The `auto_exposure` menu entries (V4L2_EXPOSURE_*: 0 auto, 1 manual, 2 shutter priority,
+    /// 3 aperture priority) of `node`; nil when it cannot be opened or has no such control.
+    package static func autoExposureEntries(node: String) -> [Int32]? {
+        guard let fd = try? DeviceFD(path: node) else { return nil }
+        defer { fd.close() }
+        guard fd.queryControl(V4L2ImageControls.exposureAutoID) != nil else { return nil }
+        return V4L2ImageControls.menuEntries(fd, V4L2ImageControls.exposureAutoID, 0...3)
+    }
+}

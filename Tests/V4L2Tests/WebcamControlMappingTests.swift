@@ -1,0 +1,109 @@
+import CV4L2
+import Synchronization
+import Testing
+@testable import CamHAL
+@testable import CamHALV4L2
+
+/// The V4L2 control semantics on the control sets of real webcams (the emulator profiles'
+/// Tests/Webcam/profiles/elp4k and c270), as uvcvideo presents them: a menu with only the
+/// entries the camera's UVC AE mode mask has, exposure_time_absolute refused while the menu is
+/// on an automatic entry, white_balance_temperature in the camera's own range. The VM lanes run
+/// the same code against uvcvideo itself (scripts/vm-conformance with CAMHAL_VM_WEBCAMS).
+@Suite("V4L2 exposure and white balance on real webcams' control sets")
+struct WebcamControlMappingTests {
+    /// A UVC camera's controls in memory: `menu` the auto_exposure entries offered.
+    final class UVCControls: V4L2ControlAccess, Sendable {
+        let menu: [Int32]
+        let infos: [UInt32: ControlInfo]
+        let values: Mutex<[UInt32: Int32]>
+        init(menu: [Int32], controls: [(UInt32, Int64, Int64, Int64)]) {
+            self.menu = menu
+            var infos: [UInt32: ControlInfo] = [:], values: [UInt32: Int32] = [:]
+            for (id, lo, hi, def) in controls {
+                infos[id] = ControlInfo(id: id, name: "\(id)", type: 1, minimum: lo, maximum: hi, step: 1, defaultValue: def, flags: 0)
+                values[id] = Int32(def)
+            }
+            self.infos = infos
+            self.values = Mutex(values)
+        }
+        func queryControl(_ id: UInt32) -> ControlInfo? { infos[id] }
+        func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { id == V4L2ImageControls.exposureAutoID && menu.contains(Int32(index)) }
+        func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
+            guard let v = values.withLock({ $0[id] }) else { throw V4L2Errno(EINVAL, "VIDIOC_G_CTRL") }
+            return v
+        }
+        func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+            guard let info = infos[id] else { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
+            if id == V4L2ImageControls.exposureAutoID, !menu.contains(value) { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
+            // uvcvideo: the exposure time is inactive (refused) unless the menu is Manual or Shutter Priority.
+            if id == V4L2ImageControls.exposureAbsoluteID, ![1, 2].contains(try getControl(V4L2ImageControls.exposureAutoID)) {
+                throw V4L2Errno(EACCES, "VIDIOC_S_CTRL")
+            }
+            let v = Int32(min(max(Int64(value), info.minimum), info.maximum))
+            values.withLock { $0[id] = v }
+            return v
+        }
+    }
+
+    /// The ELP 4K profile: auto_exposure Auto (0) and Shutter Priority (2), exposure 1..5000.
+    static func elp() -> UVCControls {
+        UVCControls(menu: [0, 2], controls: [
+            (V4L2ImageControls.exposureAutoID, 0, 3, 0), (V4L2ImageControls.exposureAbsoluteID, 1, 5000, 157),
+            (V4L2ImageControls.gainID, 0, 100, 0),
+        ])
+    }
+
+    @Test("shutter priority makes the exposure time settable: manual with a duration, gain automatic")
+    func shutterPriorityIsManualDuration() throws {
+        let fd = Self.elp()
+        let controls = V4L2ImageControls(fd)
+        let caps = try #require(controls.exposureCapabilities)
+        #expect(caps.modes == [.continuousAuto, .manual])
+        #expect(caps.durationRange == 0.0001...0.5)
+        #expect(caps.gainRange == nil, "Shutter Priority keeps the gain automatic: \(caps)")
+        let manual = controls.applyExposure(ExposureSettings(mode: .manual, duration: 0.01), fd: fd)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 2)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAbsoluteID) == 100)
+        #expect(manual.mode == .manual && manual.duration == 0.01)
+        let auto = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: fd)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 0)
+        #expect(auto.mode == .continuousAuto)
+    }
+
+    @Test("a menu with Manual keeps using Manual, with gain")
+    func manualEntryWins() throws {
+        let fd = UVCControls(menu: [1, 2, 3], controls: [
+            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 1, 10000, 166),
+            (V4L2ImageControls.gainID, 0, 255, 128),
+        ])
+        let controls = V4L2ImageControls(fd)
+        #expect(controls.exposureCapabilities?.gainRange == 0...255)
+        _ = controls.applyExposure(ExposureSettings(mode: .manual, duration: 0.02, gain: 7), fd: fd)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 1)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAbsoluteID) == 200)
+        _ = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: fd)
+        #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 3)
+    }
+
+    @Test("white balance offers the plausible Kelvin part of a device's range (C270: 0...10000)")
+    func kelvinRangeIsThePlausiblePart() throws {
+        let c270 = UVCControls(menu: [], controls: [
+            (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1), (V4L2ImageControls.temperatureID, 0, 10000, 4000),
+        ])
+        let caps = try #require(V4L2ImageControls(c270).whiteBalanceCapabilities)
+        #expect(caps.temperatureRange == 1000...10000)
+        #expect(caps.presets.allSatisfy { (1000...10000).contains($0.kelvin) } && !caps.presets.isEmpty)
+        #expect(V4L2ImageControls.kelvinRange(minimum: 2800, maximum: 6500) == 2800...6500)
+        #expect(V4L2ImageControls.kelvinRange(minimum: 0, maximum: 100_000) == 1000...20000)
+        #expect(V4L2ImageControls.kelvinRange(minimum: 0, maximum: 255) == nil)
+    }
+
+    @Test("the card name gives way to the USB product string only when it is a cut copy of it")
+    func displayNameUsesTheWholeProduct() {
+        #expect(V4L2Discovery.displayName(card: "ELP 4K USB Camera: ELP 4K USB C", usbProduct: "ELP 4K USB Camera\n") == "ELP 4K USB Camera")
+        #expect(V4L2Discovery.displayName(card: "A camera whose name is far too l", usbProduct: "A camera whose name is far too long") == "A camera whose name is far too long")
+        #expect(V4L2Discovery.displayName(card: "C270 HD WEBCAM: C270 HD WEBCAM", usbProduct: "C270 HD WEBCAM") == "C270 HD WEBCAM: C270 HD WEBCAM")
+        #expect(V4L2Discovery.displayName(card: "vivid", usbProduct: nil) == "vivid")
+        #expect(V4L2Discovery.displayName(card: "Integrated Camera: Integrated C", usbProduct: "Other") == "Integrated Camera: Integrated C")
+    }
+}
