@@ -14,7 +14,7 @@ enum ControlsCommand {
                                  or a string control's text. Values are clamped and stepped as the
                                  driver does; read-only and unknown controls are refused
               --json             the controls as one JSON document
-              --watch SECONDS    then print every change (this or another process) for SECONDS
+              --watch SECONDS    then print every change (this or another process) for SECONDS (0...1e9)
             The listing matches `v4l2-ctl -L` on a V4L2 device: classes, names, IDs, types, ranges,
             defaults, values, flags and menus.
             """,
@@ -43,8 +43,7 @@ enum ControlsCommand {
             i += 1
         }
         let a = try Arguments(rest, options: ["backend", "device", "watch"], booleans: ["json"])
-        let watchSeconds = try a.double("watch")
-        if let w = watchSeconds, !(w >= 0) { throw UsageError("option --watch: '\(w)' must be a number of seconds >= 0") }
+        let watchSeconds = try a.number("watch", in: .seconds())
         let camera = try CLI.registry().open(backend: a["backend"], device: a["device"])
         let controls = try camera.backend.deviceControls(for: camera.device)
         for (name, text) in sets {
@@ -62,7 +61,7 @@ enum ControlsCommand {
             let task = Task {
                 for await change in stream { printNow("changed \(change)") }
             }
-            try? await Task.sleep(nanoseconds: UInt64(min(seconds, 1e6) * 1e9))
+            try? await Seconds.sleep(seconds)
             task.cancel()
         }
         return 0

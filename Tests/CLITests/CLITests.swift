@@ -58,6 +58,25 @@ extension CamhalBinaryTests {
             (["conformance", "--backend", "nosuch"], "'nosuch'"),
             (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
             (["conformance", "--clauses", " , "], "' , '"),
+            // Numbers: one decimal parser with each option's range; huge values are out of range,
+            // not a trap (hold and watch crashed on a Double past UInt64), and never read as hex.
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "2e10"], "'2e10' is out of range (0...1e9 seconds)"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "1e308"], "'1e308' is out of range"),
+            (["watch", "--seconds", "1e308"], "'1e308' is out of range (0...1e9 seconds)"),
+            (["watch", "--seconds", "inf"], "'inf' is not a decimal number"),
+            (["preview", "--seconds", "nan"], "'nan' is not a decimal number"),
+            (["controls", "--watch", "1e400"], "'1e400' is out of range"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0x10"], "'0x10' is not a decimal number"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0"], "'0' is out of range (greater than 0, at most 1e9 seconds)"),
+            (["scan", "--duration", "1_0"], "'1_0' is not a decimal number"),
+            (["scan", "--count", "99999999999999999999"], "'99999999999999999999' is out of range"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "0"], "'0' is out of range (greater than 0, at most 100)"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "-1"], "'-1' is out of range"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0x50"], "'0x50' is not a decimal integer (range 1...100)"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "99999999999x99999999999"], "'99999999999x99999999999' is out of range (each side 1...65535)"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--size", "99999999999x99999999999"], "'99999999999x99999999999' is out of range"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--size", "65536x1"], "'65536x1' is out of range"),
+            (["conformance", "--time-scale", "0"], "'0' is out of range"),
         ])
         func usageErrors(args: [String], names: String) async throws {
             let run = try await camhal(args)
@@ -202,12 +221,25 @@ extension CamhalBinaryTests {
 
 @Suite("camhal: the one WxH and FourCC parsers")
 struct CLIParserTests {
-    @Test func sizes() {
-        #expect(Arguments.parseSize("640x480") == Size(width: 640, height: 480))
-        #expect(Arguments.parseSize("1920X1080") == Size(width: 1920, height: 1080))
-        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x480x2", "axb", ""] {
-            #expect(Arguments.parseSize(bad) == nil, "'\(bad)'")
+    @Test func sizes() throws {
+        #expect(try NumericOption.size("640x480", option: "size") == Size(width: 640, height: 480))
+        #expect(try NumericOption.size("1920X1080", option: "size") == Size(width: 1920, height: 1080))
+        #expect(try NumericOption.size("65535x1", option: "size") == Size(width: 65535, height: 1))
+        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x+1", "640x480x2", "axb", "", "65536x1", "99999999999x99999999999",
+                    "0x10x10", "1e3x10"] {
+            #expect(throws: UsageError.self, "'\(bad)'") { try NumericOption.size(bad, option: "size") }
         }
+    }
+
+    @Test func decimalNumbers() throws {
+        for good in ["0", "12", "-3", "+4", "0.5", ".5", "5.", "2.5e3", "1E-2"] { #expect(NumericOption.isDecimal(good), "'\(good)'") }
+        for bad in ["", "0x10", "inf", "-infinity", "nan", "1_000", "1e", "e5", ".", "1.2.3", " 1", "1 ", "١٢"] {
+            #expect(!NumericOption.isDecimal(bad), "'\(bad)'")
+        }
+        // The seconds range is the library's own limit (restated for the fuzz package, which cannot see it).
+        #expect(NumericRange.seconds().upper == Seconds.maximum)
+        #expect(try NumericOption.integer("-0", option: "n", in: 0...1) == 0)
+        #expect(try NumericOption.number("1e9", option: "s", in: .seconds()) == 1e9)
     }
 
     @Test func fourCCs() {
