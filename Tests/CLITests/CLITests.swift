@@ -77,6 +77,11 @@ extension CamhalBinaryTests {
             (["record", "-o", "/tmp/camhal-cli-never.mkv", "--size", "99999999999x99999999999"], "'99999999999x99999999999' is out of range"),
             (["hold", "--backend", "virtual", "--device", "virtual-back", "--size", "65536x1"], "'65536x1' is out of range"),
             (["conformance", "--time-scale", "0"], "'0' is out of range"),
+            // Control values: bad ones exit 2 as the help says, naming the text typed.
+            (["controls", "--backend", "virtual", "--set", "brightness=99999999999999999999"], "'99999999999999999999' is out of range (-64...64)"),
+            (["controls", "--backend", "virtual", "--set", "frames_rendered=1"], "'1' the control is read-only"),
+            (["controls", "--backend", "virtual", "--set", "color_effects=2"], "color_effects=2: '2' not an entry of the menu"),
+            (["controls", "--backend", "virtual", "--set", "nosuch=2"], "unknown control 'nosuch'"),
         ])
         func usageErrors(args: [String], names: String) async throws {
             let run = try await camhal(args)
