@@ -108,9 +108,23 @@ enum CLI {
                      backend or value)
         """
 
+    /// When set, a verb stops where it would first reach for a camera (the registry, a source, an
+    /// image): `CLI.main` then runs the command line's parsing and checks alone. The fuzz target
+    /// over every verb's arguments (Fuzz/Sources/FuzzCLI) sets it.
+    @TaskLocal static var parseOnly = false
+
+    /// What a verb throws under `parseOnly` where it would open a device.
+    struct ParseOnlyStop: Error {}
+
+    /// Throws `ParseOnlyStop` under `parseOnly`: called before any device, source or file is opened.
+    static func stopIfParsingOnly() throws {
+        if parseOnly { throw ParseOnlyStop() }
+    }
+
     /// The registry of every backend, or a usage error when `CAMHAL_BACKENDS` names no registered
     /// backend (so a typo there is reported, not mistaken for "no camera").
     static func registry() throws -> BackendRegistry {
+        try stopIfParsingOnly()
         let registry = Backends.registry()
         if let problem = registry.preferenceProblem { throw problem }
         return registry

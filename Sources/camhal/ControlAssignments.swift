@@ -29,7 +29,7 @@ enum ControlAssignments {
         let checked = try sets.map { try check($0.0, $0.1, controls) }
         for c in checked {
             let now = try controls.control(named: c.name)
-            if now.flags.contains(.inactive) { throw inactive(c, controls, why: "the control is inactive") }
+            if now.flags.contains(.inactive) { throw inactive(c, controls, why: nil) }
             let applied: DeviceControlValue
             do {
                 applied = try controls.set(c.name, to: c.value)
@@ -91,7 +91,8 @@ enum ControlAssignments {
     /// The error for a control the device will not take now, naming what drives it when the
     /// device has an automatic control of the same name (`gain_automatic` for `gain`,
     /// `auto_exposure` for `exposure_time_absolute`).
-    static func inactive(_ c: Checked, _ controls: DeviceControls, why: String) -> InactiveControlError {
+    /// `why`: the driver's own refusal, when it refused the write (nil: the inactive flag said it).
+    static func inactive(_ c: Checked, _ controls: DeviceControls, why: String?) -> InactiveControlError {
         let all = (try? controls.list()) ?? []
         let driver = automaticControl(for: c.name, in: all).map { a in
             let value = a.value.integer.flatMap { v in a.menuEntry(v)?.name.map { "\(v) (\($0))" } } ?? a.value.description
@@ -100,7 +101,7 @@ enum ControlAssignments {
         }
         return InactiveControlError(
             message: "\(c.name)=\(c.text) not written: the control is inactive, "
-                + (driver ?? "under automatic control or otherwise disabled by the device") + " (\(why))")
+                + (driver ?? "under automatic control or otherwise disabled by the device") + (why.map { " (\($0))" } ?? ""))
     }
 
     /// The automatic control that drives `name`: one whose name has `auto` in it and shares the

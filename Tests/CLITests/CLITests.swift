@@ -247,6 +247,18 @@ struct CLIParserTests {
         #expect(try NumericOption.number("1e9", option: "s", in: .seconds()) == 1e9)
     }
 
+    /// The fuzz package compiles the CLI from symbolic links (an executable target cannot be
+    /// imported): a file added to Sources/camhal and not linked there would break its build.
+    @Test func fuzzTargetLinksEveryCLIFile() throws {
+        let cli = packageRoot.appendingPathComponent("Sources/camhal").path
+        let fuzz = packageRoot.appendingPathComponent("Fuzz/Sources/FuzzCLI").path
+        let sources = Set(try FileManager.default.contentsOfDirectory(atPath: cli).filter { $0.hasSuffix(".swift") && $0 != "main.swift" })
+        let links = try FileManager.default.contentsOfDirectory(atPath: fuzz).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: fuzz + "/" + $0)) == "../../../Sources/camhal/" + $0
+        }
+        #expect(Set(links) == sources, "link the missing ones: ln -s ../../../Sources/camhal/NAME Fuzz/Sources/FuzzCLI/")
+    }
+
     @Test func fourCCs() {
         #expect(Arguments.parseFourCC("YUYV") == .yuyv)
         // As `camhal probe` prints 'Y16 ' (trailing space trimmed), and as typed with the space.
