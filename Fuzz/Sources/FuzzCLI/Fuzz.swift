@@ -8,7 +8,7 @@ import Foundation
 /// is opened (`CLI.parseOnly`); then each argument through the shared number, size, FourCC and
 /// mirror parsers; then the input's bytes as the numbers of the public `StreamRequest`,
 /// `PhotoSettings` and `RecordingOptions` initialisers and what takes them (`choose(from:)`,
-/// `frameRate(in:)`, `validate()`, `validated(for:)`). A trap anywhere is a finding.
+/// `frameRate(in:)`, `validate()`, `PhotoEncoder.outputSize`, `validated(for:)`). A trap anywhere is a finding.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -67,6 +67,7 @@ func libraryInitialisers(_ bytes: [UInt8]) {
     let mirror = PhotoSettings.Mirror.allCases[Int(r.uint64() % 3)]
     let photo = PhotoSettings(quality: r.int(), maxSize: r.size(), mirror: mirror, rotationDegrees: r.int(), timeout: r.double())
     _ = try? photo.validate()
+    _ = PhotoEncoder.outputSize(visible: r.size(), maxSize: photo.maxSize)
     let options = RecordingOptions(
         quality: .from(Quality.allCases[Int(r.uint64() % UInt64(Quality.allCases.count))]), mirror: mirror, bitrateKbps: r.int(),
         firstFrameTimeout: r.double(), maxDuration: r.double())
