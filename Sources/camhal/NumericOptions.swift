@@ -70,11 +70,12 @@ enum NumericOption {
     /// An integer too large for `Int` is out of range, not "not an integer".
     static func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws -> Int {
         let digits = text.first == "+" || text.first == "-" ? text.dropFirst() : Substring(text)
+        let bounds = range.upperBound == Int.max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
         guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else {
-            throw UsageError("option --\(option): '\(text)' is not a decimal integer (range \(range.lowerBound)...\(range.upperBound))")
+            throw UsageError("option --\(option): '\(text)' is not a decimal integer (range \(bounds))")
         }
         guard let v = Int(text), range.contains(v) else {
-            throw UsageError("option --\(option): '\(text)' is out of range (\(range.lowerBound)...\(range.upperBound))")
+            throw UsageError("option --\(option): '\(text)' is out of range (\(bounds))")
         }
         return v
     }

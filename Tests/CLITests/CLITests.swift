@@ -69,7 +69,7 @@ extension CamhalBinaryTests {
             (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0x10"], "'0x10' is not a decimal number"),
             (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0"], "'0' is out of range (greater than 0, at most 1e9 seconds)"),
             (["scan", "--duration", "1_0"], "'1_0' is not a decimal number"),
-            (["scan", "--count", "99999999999999999999"], "'99999999999999999999' is out of range"),
+            (["scan", "--count", "99999999999999999999"], "'99999999999999999999' is out of range (at least 1)"),
             (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "0"], "'0' is out of range (greater than 0, at most 100)"),
             (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "-1"], "'-1' is out of range"),
             (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0x50"], "'0x50' is not a decimal integer (range 1...100)"),
