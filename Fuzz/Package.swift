@@ -14,15 +14,19 @@ let package = Package(
             name: "FuzzSourceDescription",
             dependencies: [.product(name: "CamHALGStreamer", package: "CamHAL")],
             path: "Sources/FuzzSourceDescription"),
-        // camhal's option parsing (flags, numbers, WIDTHxHEIGHT, mirror) and FourCC codes. The CLI's
-        // own files are symbolic links: the executable target cannot be imported.
+        // camhal's command lines, every verb (flags, numbers, sizes, FourCCs, output paths, control
+        // assignments), stopped before any device is opened, and the public StreamRequest,
+        // PhotoSettings and RecordingOptions initialisers with any values. The CLI's own files are
+        // symbolic links (every Sources/camhal file but main.swift; a CLI test checks the set):
+        // the executable target cannot be imported.
         .executableTarget(
-            name: "FuzzOptions",
+            name: "FuzzCLI",
             dependencies: [
                 .product(name: "CamHAL", package: "CamHAL"), .product(name: "CamHALBackends", package: "CamHAL"),
                 .product(name: "CamHALMedia", package: "CamHAL"), .product(name: "CamHALVirtual", package: "CamHAL"),
+                .product(name: "CamHALConformance", package: "CamHAL"), .product(name: "CamHALGStreamer", package: "CamHAL"),
             ],
-            path: "Sources/FuzzOptions",
+            path: "Sources/FuzzCLI",
             // The linked CLI files test CamHAL's package traits; this package builds CamHAL with its
             // default traits, so the same conditions hold here.
             swiftSettings: [.define("GStreamer"), .define("Media")]),

@@ -6,39 +6,107 @@ import Glibc
 
 /// Writes files so the final path never holds a partial file: a temporary file in the same
 /// directory, write, fsync, rename, fsync the directory.
+///
+/// The output policy (the same for `capturePhoto(to:)`, `startRecording(to:)` and every `camhal`
+/// verb that writes a file):
+/// - a new path, or an existing regular file, is written; an existing file is replaced only when
+///   `existing` is `.replace`, keeping its permissions (and owner, when the writer may set it);
+/// - a symbolic link is followed: its final target is written (atomically, in the target's
+///   directory) and the link stays; a dangling link is refused (writing would create a file
+///   wherever it points);
+/// - anything else at the path (a directory, character or block device, FIFO, socket) is refused
+///   with an error naming what it is: writing a device or a pipe is not "saving a file";
+/// - a missing or unwritable directory, and a write that fails (a full file system, a file size
+///   limit), are errors that leave nothing behind: the temporary file is removed.
 public enum AtomicFile {
-    /// Fails with `invalidArgument` naming the path when a file could not be created there
-    /// (missing directory, no permission, a directory at the path). Touches nothing.
-    public static func checkWritable(_ url: URL) throws(CameraError) {
-        let path = url.path
-        guard url.isFileURL, !path.isEmpty else {
-            throw CameraError.invalidArgument(name: "path", value: url.absoluteString, reason: "not a file path")
-        }
-        var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
-            throw CameraError.invalidArgument(name: "path", value: path, reason: "is a directory")
-        }
-        let dir = url.deletingLastPathComponent().path
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
-            throw CameraError.invalidArgument(name: "path", value: path, reason: "directory \(dir) does not exist")
-        }
-        guard access(dir, W_OK | X_OK) == 0 else {
-            throw CameraError.invalidArgument(name: "path", value: path, reason: "directory \(dir) is not writable (\(String(cString: strerror(errno))))")
-        }
-        if FileManager.default.fileExists(atPath: path), access(path, W_OK) != 0 {
-            // rename() would still replace it, but the caller asked for a file it cannot write.
-            throw CameraError.invalidArgument(name: "path", value: path, reason: "existing file is not writable")
+    /// What to do when the path already holds a regular file.
+    public enum Existing: Sendable, Hashable {
+        /// Replace it (atomically), keeping its permissions.
+        case replace
+        /// Refuse with `CameraError.invalidArgument` (`already exists`), as ffmpeg does without `-y`.
+        case refuse
+    }
+
+    /// Where a write to a path lands: the path itself or a symbolic link's final target, and the
+    /// file there now (nil: none yet).
+    struct Target {
+        var path: String
+        var existing: stat?
+    }
+
+    /// The kind of a non-regular file, as an error names it.
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFSOCK: return "a socket"
+        case S_IFLNK: return "a symbolic link"
+        default: return "not a regular file"
         }
     }
 
-    /// Writes `bytes` to `url` atomically.
-    public static func write(_ bytes: [UInt8], to url: URL) throws(CameraError) {
+    static func failure(_ path: String, _ reason: String) -> CameraError {
+        .invalidArgument(name: "path", value: path, reason: reason)
+    }
+
+    /// Resolves `url` under the policy above: the path to write and the file there, or the error.
+    static func target(_ url: URL, existing policy: Existing) throws(CameraError) -> Target {
         let path = url.path
-        let dir = url.deletingLastPathComponent().path
-        var template = Array((dir + "/." + url.lastPathComponent + ".XXXXXX").utf8CString)
+        guard url.isFileURL, !path.isEmpty else { throw failure(url.absoluteString, "not a file path") }
+        var st = stat()
+        var target = path
+        if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            guard let resolved = realpath(path, nil) else {
+                let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+                throw failure(path, "is a symbolic link to \(link), which does not exist (refused: name the file to create)")
+            }
+            target = String(cString: resolved)
+            free(resolved)
+        }
+        var found: stat?
+        if stat(target, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFREG else {
+                throw failure(path, "is \(kind(st.st_mode))\(target == path ? "" : " (\(target))"); only a regular file is written")
+            }
+            if policy == .refuse { throw failure(path, "already exists") }
+            found = st
+        } else if errno != ENOENT {
+            throw failure(path, String(cString: strerror(errno)))
+        }
+        let dir = URL(fileURLWithPath: target).deletingLastPathComponent().path
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            throw failure(path, "directory \(dir) does not exist")
+        }
+        guard access(dir, W_OK | X_OK) == 0 else {
+            throw failure(path, "directory \(dir) is not writable (\(String(cString: strerror(errno))))")
+        }
+        if found != nil, access(target, W_OK) != 0 {
+            // rename() would still replace it, but the caller asked for a file it cannot write.
+            throw failure(path, "existing file is not writable")
+        }
+        return Target(path: target, existing: found)
+    }
+
+    /// Fails with `invalidArgument` naming the path when a file could not be written there under
+    /// the policy above (missing directory, no permission, a device, FIFO, socket or directory at
+    /// the path, a dangling symbolic link, an existing file with `existing: .refuse`). Touches nothing.
+    public static func checkWritable(_ url: URL, existing: Existing = .replace) throws(CameraError) {
+        _ = try target(url, existing: existing)
+    }
+
+    /// Writes `bytes` to `url` atomically under the policy above (checked again here, so a device
+    /// node at the path is refused, never replaced). A new file gets mode 0644.
+    public static func write(_ bytes: [UInt8], to url: URL, existing: Existing = .replace) throws(CameraError) {
+        let target = try target(url, existing: existing)
+        let path = url.path
+        let dir = URL(fileURLWithPath: target.path).deletingLastPathComponent().path
+        var template = Array((dir + "/." + URL(fileURLWithPath: target.path).lastPathComponent + ".XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
-            throw CameraError.invalidArgument(name: "path", value: path, reason: "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")
+            throw failure(path, "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")
         }
         let tmp = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         var failure: String?
@@ -55,12 +123,19 @@ public enum AtomicFile {
             }
         }
         if failure == nil, fsync(fd) != 0 { failure = "fsync: \(String(cString: strerror(errno)))" }
-        fchmod(fd, 0o644)
+        if let old = target.existing {
+            // Owner first (only root may give a file away; otherwise it stays the writer's): a
+            // chown after the chmod would clear set-user-ID bits.
+            _ = fchown(fd, old.st_uid, old.st_gid)
+            fchmod(fd, old.st_mode & 0o7777)
+        } else {
+            fchmod(fd, 0o644)
+        }
         close(fd)
-        if failure == nil, rename(tmp, path) != 0 { failure = "rename: \(String(cString: strerror(errno)))" }
+        if failure == nil, rename(tmp, target.path) != 0 { failure = "rename: \(String(cString: strerror(errno)))" }
         if let failure {
             unlink(tmp)
-            throw CameraError.invalidArgument(name: "path", value: path, reason: failure)
+            throw Self.failure(path, failure)
         }
         let dfd = open(dir, O_RDONLY | O_DIRECTORY)
         if dfd >= 0 {

@@ -19,8 +19,8 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 /// The one option parser every verb uses: `--flag value`, `--flag=value`, boolean `--flag`, and
-/// typed readers (`int`, `double`, `size`, `fourCC`) whose errors are `UsageError`s naming the
-/// option and the bad value. No verb takes positional arguments.
+/// typed readers (`number`, `integer`, `size` in NumericOptions.swift, `fourCC`) whose errors are
+/// `UsageError`s naming the option and the bad value. No verb takes positional arguments.
 struct Arguments {
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
@@ -56,6 +56,8 @@ struct Arguments {
                     i += 1
                     guard i < args.count else { throw UsageError("option -o needs a value") }
                     values["output"] = args[i]
+                } else if a == "-y", booleans.contains("overwrite") {
+                    flags.insert("overwrite")
                 } else {
                     throw UsageError("unknown option '\(a)'")
                 }
@@ -69,26 +71,6 @@ struct Arguments {
     subscript(_ name: String) -> String? { values[name] }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    /// A number option, or a `UsageError` naming the bad value.
-    func double(_ name: String) throws -> Double? {
-        guard let v = values[name] else { return nil }
-        guard let d = Double(v), d.isFinite else { throw UsageError("option --\(name): '\(v)' is not a number") }
-        return d
-    }
-
-    func int(_ name: String) throws -> Int? {
-        guard let v = values[name] else { return nil }
-        guard let d = Int(v) else { throw UsageError("option --\(name): '\(v)' is not an integer") }
-        return d
-    }
-
-    /// A `WIDTHxHEIGHT` option (`640x480`, case-insensitive x), or a `UsageError` naming the bad value.
-    func size(_ name: String) throws -> Size? {
-        guard let v = values[name] else { return nil }
-        guard let s = Self.parseSize(v) else { throw UsageError("option --\(name): '\(v)' is not WIDTHxHEIGHT (e.g. 640x480)") }
-        return s
-    }
-
     /// A pixel format FourCC option, or a `UsageError` naming the bad value. Codes as `camhal probe`
     /// prints them: shorter ones are padded with spaces (`Y16` means `Y16 `), and `XR15-BE` is the
     /// big-endian variant.
@@ -99,9 +81,6 @@ struct Arguments {
         }
         return p
     }
-
-    /// `WIDTHxHEIGHT`, through the package's one parser (`Size(_:)`).
-    static func parseSize(_ text: String) -> Size? { Size(text) }
 
     /// The CLI's one FourCC parser: `PixelFormat(fourCC:)` (1 to 4 printable ASCII characters,
     /// padded with spaces, optionally `-BE`).
@@ -129,9 +108,23 @@ enum CLI {
                      backend or value)
         """
 
+    /// When set, a verb stops where it would first reach for a camera (the registry, a source, an
+    /// image): `CLI.main` then runs the command line's parsing and checks alone. The fuzz target
+    /// over every verb's arguments (Fuzz/Sources/FuzzCLI) sets it.
+    @TaskLocal static var parseOnly = false
+
+    /// What a verb throws under `parseOnly` where it would open a device.
+    struct ParseOnlyStop: Error {}
+
+    /// Throws `ParseOnlyStop` under `parseOnly`: called before any device, source or file is opened.
+    static func stopIfParsingOnly() throws {
+        if parseOnly { throw ParseOnlyStop() }
+    }
+
     /// The registry of every backend, or a usage error when `CAMHAL_BACKENDS` names no registered
     /// backend (so a typo there is reported, not mistaken for "no camera").
     static func registry() throws -> BackendRegistry {
+        try stopIfParsingOnly()
         let registry = Backends.registry()
         if let problem = registry.preferenceProblem { throw problem }
         return registry

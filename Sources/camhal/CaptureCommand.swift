@@ -8,17 +8,47 @@ enum CaptureCommand {
     static let verb = Verb(
         name: "capture", summary: "take a photo and write it as JPEG",
         usage: """
-            usage: camhal capture -o photo.jpg [--backend B] [--device ID | --source S] [--format FOURCC] [--size WxH]
+            usage: camhal capture -o photo.jpg [--overwrite] [--backend B] [--device ID | --source S] [--format FOURCC] [--size WxH]
                                   [--quality Q] [--max-size WxH] [--zoom R] [--mirror auto|on|off] [--rotation 0|90|180|270]
-              -o, --output PATH  where to write (atomically: never a partial file at PATH)
+              -o, --output PATH  a .jpg or .jpeg file, written atomically (never a partial file at
+                                 PATH); - writes the JPEG to standard output (not a terminal) and the
+                                 summary line to standard error
+            \(OutputPath.usage)
             \(MediaSupport.sourceUsage)
               --quality Q        JPEG quality 1...100 (default 90)
-              --max-size WxH     scale down to fit
-              --zoom R           zoom ratio before the shot
+              --max-size WxH     scale down to fit (each side 1...65535)
+              --zoom R           zoom ratio before the shot: greater than 0, at most 100 (the device
+                                 clamps it to its own range, as setZoomRatio does)
               --mirror M         auto mirrors front cameras (default)
               --rotation D       clockwise rotation to upright, stored as EXIF orientation
             """,
         run: run)
+
+    /// What `--zoom` accepts: any ratio a camera could have (ultra-wide ones go below 1).
+    static let zoomRange = NumericRange(lower: 0, upper: 100, lowerIncluded: false)
+
+    /// The extensions `capture` writes: JPEG is the one format it encodes.
+    static let extensions: Set<String> = ["jpg", "jpeg"]
+
+    /// The file `-o` names, checked before touching the camera (nil: standard output, `-`). What
+    /// is at the path is checked first (so `/dev/null` is refused as the device it is), then the
+    /// name: one whose extension is not JPEG's is refused rather than holding a JPEG under another
+    /// format's name.
+    static func destination(_ output: String, _ a: Arguments) throws -> URL? {
+        if output == "-" {
+            guard isatty(STDOUT_FILENO) == 0 else {
+                throw UsageError("option -o: '-' writes the JPEG to standard output, which is a terminal; redirect it or name a file")
+            }
+            return nil
+        }
+        let url = try OutputPath.check(output, a)
+        let ext = url.pathExtension
+        guard extensions.contains(ext.lowercased()) else {
+            let named = ext.isEmpty ? "has no extension" : "has the extension '.\(ext)'"
+            throw UsageError("option -o: '\(output)' \(named); capture writes JPEG only: name the file .jpg or .jpeg (or - for standard output)")
+        }
+        return url
+    }
 
     /// `settings.validate()`, its complaint worded as a usage error naming the option.
     static func validate(_ settings: PhotoSettings) throws {
@@ -37,28 +67,36 @@ enum CaptureCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "quality", "max-size", "zoom", "mirror", "rotation"]),
-                              booleans: [])
+                              booleans: [OutputPath.overwriteFlag])
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
-        let settings = PhotoSettings(quality: try a.int("quality") ?? 90, maxSize: try a.size("max-size"),
-                                     mirror: try MediaSupport.parseMirror(a["mirror"]), rotationDegrees: try a.int("rotation") ?? 0)
+        let settings = PhotoSettings(quality: try a.integer("quality", in: 1...100) ?? 90, maxSize: try a.size("max-size"),
+                                     mirror: try MediaSupport.parseMirror(a["mirror"]),
+                                     rotationDegrees: try a.integer("rotation", in: 0...270) ?? 0)
+        let zoom = try a.number("zoom", in: zoomRange)
         try validate(settings)
-        let url = URL(fileURLWithPath: output)
-        try AtomicFile.checkWritable(url)  // before touching the camera
+        let url = try destination(output, a)  // before touching the camera
         let camera = try MediaSupport.open(a)
         camera.start()
         do {
             try await MediaSupport.waitUntilStreaming(camera)
-            if let z = try a.double("zoom") {
+            if let z = zoom {
                 camera.setZoomRatio(z)
                 // M2: wait for a frame taken with the new zoom, not for a guessed time.
                 _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: 10)
             }
             let started = Date()
-            let photo = try await camera.capturePhoto(to: url, settings: settings)
+            let photo = try await camera.capturePhoto(settings)
+            if let url {
+                try OutputPath.write(photo.data, to: url, a)
+            } else {
+                FileHandle.standardOutput.write(Data(photo.data))
+            }
             let ms = Date().timeIntervalSince(started) * 1000
-            print("wrote \(output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, from \(photo.metadata.device) "
-                  + "frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
-                  + "\(photo.metadata.mirrored ? ", mirrored" : "")), \(String(format: "%.0f", ms)) ms")
+            let line = "wrote \(url == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
+                + "from \(photo.metadata.device) frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
+                + "\(photo.metadata.mirrored ? ", mirrored" : "")), \(String(format: "%.0f", ms)) ms"
+            // With -o - standard output carries the JPEG alone.
+            if url == nil { printError(line) } else { print(line) }
         } catch {
             await camera.stop()
             throw error

@@ -11,22 +11,27 @@ enum ConformanceCommand {
         name: "conformance", summary: "run the contract's conformance checks against a device",
         usage: """
             usage: camhal conformance [--backend B] [--device ID] [--clauses S,Z4a,...] [--time-scale X]
-                                      [--json] [--junit FILE] [--list]
+                                      [--json] [--junit FILE [--overwrite]] [--list]
               --backend B      backend to test (default: every available backend, each device)
               --device ID      one device (default: every device of the backend(s))
               --clauses LIST   clause families (S), clauses (Z4) or checks (Z4a), comma-separated
                                (--only is the same)
-              --time-scale X   stretch every timeout by X (a software-emulated VM wants 4-10)
+              --time-scale X   stretch every timeout by X, greater than 0, at most 1000 (a
+                               software-emulated VM wants 4-10)
               --json           one JSON document on stdout (the per-check lines go to stderr)
               --junit FILE     also write JUnit XML to FILE: one <testcase> per check, named by its
-                               ID, classname the contract area, with durations and skip reasons
+                               ID, classname the contract area, with durations and skip reasons;
+                               an existing FILE is refused unless --overwrite (-y), as for capture -o
               --list           list the checks and exit
             exit status: 0 when nothing failed, 1 on any FAIL (or no device to test), 2 on bad usage
             """,
         run: run)
 
+    /// What `--time-scale` (and `CAMHAL_TIME_SCALE`) accept.
+    static let timeScaleRange = NumericRange(lower: 0, upper: 1000, lowerIncluded: false)
+
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "clauses", "only", "time-scale", "junit"], booleans: ["list", "json"])
+        let a = try Arguments(args, options: ["backend", "device", "clauses", "only", "time-scale", "junit"], booleans: ["list", "json", OutputPath.overwriteFlag])
         if a.has("list") {
             for area in ConformanceSuite.areas {
                 print("\(area.name):")
@@ -34,11 +39,12 @@ enum ConformanceCommand {
             }
             return 0
         }
-        let scale = try a.double("time-scale") ?? Double(ProcessInfo.processInfo.environment["CAMHAL_TIME_SCALE"] ?? "") ?? 1
-        guard scale > 0 else { throw UsageError("option --time-scale: '\(scale)' must be positive") }
+        let scale = try a.number("time-scale", in: timeScaleRange)
+            ?? ProcessInfo.processInfo.environment["CAMHAL_TIME_SCALE"].flatMap { $0.isEmpty ? nil : $0 }.map {
+                try NumericOption.number($0, option: "time-scale (CAMHAL_TIME_SCALE)", in: timeScaleRange)
+            } ?? 1
         let only = try selection(a)
-        let junit = a["junit"].map { URL(fileURLWithPath: $0) }
-        if let junit { try AtomicFile.checkWritable(junit) }  // before the run, not after minutes of checks
+        let junit = try a["junit"].map { try OutputPath.check($0, a) }  // before the run, not after minutes of checks
         let json = a.has("json")
         // With --json stdout carries the document alone; the human lines go to stderr.
         let log: @Sendable (String) -> Void = { line in if json { printError(line) } else { print(line) } }
@@ -58,7 +64,7 @@ enum ConformanceCommand {
         }
         if targets.count > 1 { log("all devices: \(report.passed) passed, \(report.failed) failed, \(report.skipped) skipped") }
         if let junit {
-            try Data(report.junitXML().utf8).write(to: junit, options: .atomic)
+            try OutputPath.write(Array(report.junitXML().utf8), to: junit, a)
             log("wrote JUnit XML to \(junit.path)")
         }
         if json { print(try CLI.json(report, pretty: true)) }

@@ -10,13 +10,25 @@ enum ControlsCommand {
             usage: camhal controls [--backend B] [--device ID] [--set NAME=VALUE ...] [--json] [--watch SECONDS]
               --backend B, --device ID   the device, as `camhal probe` lists it (default: the first)
               --set NAME=VALUE   set a control (repeatable), then list; NAME as listed (brightness),
-                                 VALUE an integer (0x.. hex), true/false, a menu entry's index or name,
-                                 or a string control's text. Values are clamped and stepped as the
-                                 driver does; read-only and unknown controls are refused
+                                 VALUE an integer (decimal, or 0x.. hex as v4l2-ctl takes), true/false,
+                                 a menu entry's index or name, or a string control's text.
+                                 Every --set is checked before any is written (a bad one writes none).
+                                 An integer outside the control's min...max is clamped to it and
+                                 rounded to its step (the V4L2 core's rule, applied by CamHAL: a UVC
+                                 control below its minimum becomes the minimum), and the clamping is
+                                 reported; a value past 64 bits is out of range. A bitmask may set
+                                 only the bits of its mask (others are refused, not dropped); a menu
+                                 value must be an entry. Refused with exit 2: unknown, read-only and
+                                 session-owned controls (marked [owned by ...] in the listing: set
+                                 them through that API) and bad values, each error naming the value
+                                 as typed. Exit 1: a control that is inactive (under automatic
+                                 control, e.g. gain while gain_automatic=1; the error names what
+                                 drives it) or that the device refuses; the --set before it stay set
               --json             the controls as one JSON document
-              --watch SECONDS    then print every change (this or another process) for SECONDS
+              --watch SECONDS    then print every change (this or another process) for SECONDS (0...1e9)
             The listing matches `v4l2-ctl -L` on a V4L2 device: classes, names, IDs, types, ranges,
-            defaults, values, flags and menus.
+            defaults, values, flags and menus; CamHAL adds [owned by SETTER] after a control that
+            a session setter drives.
             """,
         run: run)
 
@@ -43,28 +55,36 @@ enum ControlsCommand {
             i += 1
         }
         let a = try Arguments(rest, options: ["backend", "device", "watch"], booleans: ["json"])
-        let watchSeconds = try a.double("watch")
-        if let w = watchSeconds, !(w >= 0) { throw UsageError("option --watch: '\(w)' must be a number of seconds >= 0") }
+        let watchSeconds = try a.number("watch", in: .seconds())
         let camera = try CLI.registry().open(backend: a["backend"], device: a["device"])
         let controls = try camera.backend.deviceControls(for: camera.device)
-        for (name, text) in sets {
-            let applied = try controls.set(name, text: text)
-            printError("\(name) = \(applied)")
-        }
+        try ControlAssignments.apply(sets, to: controls) { printError($0) }
         let list = try controls.list()
         if a.has("json") {
             print(try CLI.json(list, pretty: true))
         } else {
-            FileHandle.standardOutput.write(Data(DeviceControls.listing(list).utf8))
+            FileHandle.standardOutput.write(Data(listing(list).utf8))
         }
         if let seconds = watchSeconds {
             let stream = controls.changes()
             let task = Task {
                 for await change in stream { printNow("changed \(change)") }
             }
-            try? await Task.sleep(nanoseconds: UInt64(min(seconds, 1e6) * 1e9))
+            try? await Seconds.sleep(seconds)
             task.cancel()
         }
         return 0
+    }
+
+    /// `DeviceControls.listing` (v4l2-ctl's layout) with `[owned by SETTER]` after each control a
+    /// session setter drives, so the listing says which controls `--set` refuses and why.
+    static func listing(_ controls: [DeviceControl]) -> String {
+        let owners = Dictionary(controls.compactMap { c in c.ownedBy.map { (c.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        guard !owners.isEmpty else { return DeviceControls.listing(controls) }
+        return DeviceControls.listing(controls).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            // A control's line starts with its name, right-aligned (menu entries start with a tab).
+            guard !line.hasPrefix("\t"), let name = line.split(separator: " ").first, let owner = owners[String(name)] else { return String(line) }
+            return "\(line) [owned by \(owner)]"
+        }.joined(separator: "\n")
     }
 }

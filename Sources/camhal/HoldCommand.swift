@@ -11,7 +11,8 @@ enum HoldCommand {
         usage: """
             usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N]
             \(MediaSupport.sourceUsage)
-              --seconds N        stream for N seconds (default 3600, or until killed), then release the device
+              --seconds N        stream for N seconds, 0...1e9 (default 3600, or until killed), then
+                                 release the device
             Prints 'streaming FORMAT' once the first frame arrived.
             """,
         run: run)
@@ -21,8 +22,7 @@ enum HoldCommand {
         guard (a["backend"] != nil && a["device"] != nil) || a["source"] != nil else {
             throw UsageError("--backend and --device (or --source) are required")
         }
-        let seconds = try a.double("seconds") ?? 3600
-        guard seconds >= 0 else { throw UsageError("option --seconds: '\(a["seconds"] ?? "")' must not be negative") }
+        let seconds = try a.number("seconds", in: .seconds()) ?? 3600
         let camera = try MediaSupport.open(a)
         try await hold(camera, seconds: seconds) { printNow($0) }
         return 0
@@ -45,7 +45,7 @@ enum HoldCommand {
         announce("streaming \(camera.streamFormat.map(\.description) ?? "?")")
         let failure = await withTaskGroup(of: CameraError?.self) { group in
             group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                try? await Seconds.sleep(seconds)
                 return nil
             }
             group.addTask {

@@ -29,6 +29,7 @@ enum MediaSupport {
     /// available backend's first device), or a virtual camera showing `image` when given; streaming
     /// `--format` and `--size` unless `stream` (which wins) says otherwise.
     static func open(_ a: Arguments, stream: StreamRequest? = nil, image: String? = nil) throws -> Camera {
+        try CLI.stopIfParsingOnly()
         var request = stream ?? StreamRequest()
         if request.pixelFormat == nil { request.pixelFormat = try a.fourCC("format") }
         if request.size == nil { request.size = try a.size("size") }

@@ -11,7 +11,8 @@ enum PreviewCommand {
         usage: """
             usage: camhal preview [--backend B] [--device ID | --source S] [--format FOURCC] [--size WxH] [--seconds N] [--no-overlay]
             \(MediaSupport.sourceUsage)
-              --seconds N        close after N seconds (default: until q, Escape, Ctrl-C or the window closes)
+              --seconds N        close after N seconds, 0...1e9 (default: until q, Escape, Ctrl-C or the
+                                 window closes)
               --no-overlay       no status text over the picture (the status line still goes to stdout)
             Keys in the window: + or = zoom in x2, - zoom out /2, 0 zoom 1x, l next lens (automatic, then
             each lens pinned in turn), t torch on/off, c continuous autofocus, q or Escape quit; a mouse
@@ -32,8 +33,7 @@ enum PreviewCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["seconds"]), booleans: ["no-overlay"])
-        let seconds = try a.double("seconds")
-        if let seconds, seconds < 0 { throw UsageError("option --seconds: '\(a["seconds"] ?? "")' must not be negative") }
+        let seconds = try a.number("seconds", in: .seconds())
         if let why = PreviewWindow.unavailableReason() { throw CameraError.unsupported("preview window: \(why)") }
         let camera = try MediaSupport.open(a)
         let states = camera.stateUpdates()
@@ -92,7 +92,7 @@ enum PreviewCommand {
             }
             if let seconds {
                 group.addTask {
-                    try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                    try? await Seconds.sleep(seconds)
                     return .quit
                 }
             }

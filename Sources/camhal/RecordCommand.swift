@@ -10,20 +10,22 @@ enum RecordCommand {
         name: "record", summary: "record video to .mkv (or fragmented .mp4)",
         usage: """
             usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID | --source S]
-                                 [--format FOURCC] [--size WxH] [--quiet]
-              -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut
+                                 [--format FOURCC] [--size WxH] [--quiet] [--overwrite]
+              -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut.
+                                 Written in place as it records (so a cut leaves a playable file)
+            \(OutputPath.usage)
             \(MediaSupport.sourceUsage)
-              --duration S       seconds to record (default 5; Ctrl-C stops early and keeps the file)
+              --duration S       seconds to record, greater than 0, at most 1e9 (default 5; Ctrl-C
+                                 stops early and keeps the file)
               --quality Q        quality class, falling back to the closest lower one (CameraX style)
               --quiet            no progress lines
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "duration", "quality"]), booleans: ["quiet"])
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "duration", "quality"]), booleans: ["quiet", OutputPath.overwriteFlag])
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
-        let duration = try a.double("duration") ?? 5
-        guard duration > 0 else { throw UsageError("option --duration: '\(a["duration"] ?? "")' must be positive") }
+        let duration = try a.number("duration", in: .seconds(positive: true)) ?? 5
         if a["quality"] != nil, a["size"] != nil { throw UsageError("--quality and --size both choose the size; give one") }
         var selector: QualitySelector?
         if let q = a["quality"] {
@@ -31,11 +33,16 @@ enum RecordCommand {
             guard let quality = table[q.lowercased()] else { throw UsageError("option --quality: '\(q)' is not sd, hd, fhd or uhd") }
             selector = .from(quality, fallback: .lowerQualityOrHigherThan(quality))
         }
+        if output == "-" {
+            throw UsageError("option -o: '-' (standard output) is not supported: a recording is a seekable .mkv or .mp4 file")
+        }
         let url = URL(fileURLWithPath: output)
         // The file holds at most --duration seconds of media time, however late the timer fires.
         let options = RecordingOptions(quality: selector, maxDuration: duration)
-        _ = try options.validated(for: url)  // a .webm or extension-less path fails before the camera opens
-        try AtomicFile.checkWritable(url)
+        // What is at the path first (a device is named as one), then its extension: a .webm or
+        // extension-less path fails before the camera opens.
+        _ = try OutputPath.check(output, a)
+        _ = try options.validated(for: url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
         if let selector, let request = selector.streamRequest(for: camera.device, pixelFormat: try a.fourCC("format")) {

@@ -12,8 +12,8 @@ enum ScanCommand {
                                [--duration S] [--count N] [--json]
             \(MediaSupport.sourceUsage)
               --image FILE   show FILE (PNG/JPEG) through the virtual camera and scan that
-              --duration S   stop after S seconds (default 10)
-              --count N      stop after N distinct barcodes
+              --duration S   stop after S seconds, greater than 0, at most 1e9 (default 10)
+              --count N      stop after N distinct barcodes (N at least 1)
               --json         one JSON object per barcode
             Each distinct (format, value) is printed once: FORMAT<TAB>VALUE.
             """,
@@ -29,10 +29,8 @@ enum ScanCommand {
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["image", "duration", "count"]), booleans: ["json"])
-        let duration = try a.double("duration") ?? 10
-        guard duration > 0 else { throw UsageError("option --duration: '\(a["duration"] ?? "")' must be positive") }
-        let limit = try a.int("count")
-        if let limit, limit < 1 { throw UsageError("option --count: '\(limit)' must be at least 1") }
+        let duration = try a.number("duration", in: .seconds(positive: true)) ?? 10
+        let limit = try a.integer("count", in: 1...Int.max)
         let camera = try MediaSupport.open(a, image: a["image"])
         camera.start()
         let seen = Locked(Set<String>())
@@ -63,7 +61,7 @@ enum ScanCommand {
         let analysis = ImageAnalysis(camera: camera, analyzer: scanner)
         analysis.start()
         let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(duration * 1e9))
+            try? await Seconds.sleep(duration)
             done.continuation.finish()
         }
         for await _ in done.stream {}

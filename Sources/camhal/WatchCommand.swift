@@ -8,14 +8,13 @@ enum WatchCommand {
         name: "watch", summary: "print devices appearing and disappearing (hot-plug)",
         usage: """
             usage: camhal watch [--seconds N]
-              --seconds N   stop after N seconds (default: run until interrupted)
+              --seconds N   stop after N seconds, 0...1e9 (default: run until interrupted)
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: ["seconds"], booleans: [])
-        let seconds = try a.double("seconds")
-        if let seconds, seconds < 0 { throw UsageError("option --seconds: '\(seconds)' must not be negative") }
+        let seconds = try a.number("seconds", in: .seconds())
         let registry = try CLI.registry()
         // Every backend that can watch, available or not: a backend with no device yet (V4L2
         // before the first webcam is plugged) is exactly what a hot-plug watch is for.
@@ -34,7 +33,7 @@ enum WatchCommand {
             return 1
         }
         printNow("watching \(watches.count) backend(s); Ctrl-C to stop")
-        try await Task.sleep(nanoseconds: UInt64((seconds ?? 1e9) * 1e9))
+        try await Seconds.sleep(seconds ?? Seconds.maximum)
         for w in watches { w.cancel() }
         return 0
     }

@@ -58,6 +58,30 @@ extension CamhalBinaryTests {
             (["conformance", "--backend", "nosuch"], "'nosuch'"),
             (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
             (["conformance", "--clauses", " , "], "' , '"),
+            // Numbers: one decimal parser with each option's range; huge values are out of range,
+            // not a trap (hold and watch crashed on a Double past UInt64), and never read as hex.
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "2e10"], "'2e10' is out of range (0...1e9 seconds)"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "1e308"], "'1e308' is out of range"),
+            (["watch", "--seconds", "1e308"], "'1e308' is out of range (0...1e9 seconds)"),
+            (["watch", "--seconds", "inf"], "'inf' is not a decimal number"),
+            (["preview", "--seconds", "nan"], "'nan' is not a decimal number"),
+            (["controls", "--watch", "1e400"], "'1e400' is out of range"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0x10"], "'0x10' is not a decimal number"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "0"], "'0' is out of range (greater than 0, at most 1e9 seconds)"),
+            (["scan", "--duration", "1_0"], "'1_0' is not a decimal number"),
+            (["scan", "--count", "99999999999999999999"], "'99999999999999999999' is out of range (at least 1)"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "0"], "'0' is out of range (greater than 0, at most 100)"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--zoom", "-1"], "'-1' is out of range"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0x50"], "'0x50' is not a decimal integer (range 1...100)"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--size", "99999999999x99999999999"], "'99999999999x99999999999' is out of range (each side 1...65535)"),
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--size", "99999999999x99999999999"], "'99999999999x99999999999' is out of range"),
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--size", "65536x1"], "'65536x1' is out of range"),
+            (["conformance", "--time-scale", "0"], "'0' is out of range"),
+            // Control values: bad ones exit 2 as the help says, naming the text typed.
+            (["controls", "--backend", "virtual", "--set", "brightness=99999999999999999999"], "'99999999999999999999' is out of range (-64...64)"),
+            (["controls", "--backend", "virtual", "--set", "frames_rendered=1"], "'1' the control is read-only"),
+            (["controls", "--backend", "virtual", "--set", "color_effects=2"], "color_effects=2: '2' not an entry of the menu"),
+            (["controls", "--backend", "virtual", "--set", "nosuch=2"], "unknown control 'nosuch'"),
         ])
         func usageErrors(args: [String], names: String) async throws {
             let run = try await camhal(args)
@@ -202,12 +226,37 @@ extension CamhalBinaryTests {
 
 @Suite("camhal: the one WxH and FourCC parsers")
 struct CLIParserTests {
-    @Test func sizes() {
-        #expect(Arguments.parseSize("640x480") == Size(width: 640, height: 480))
-        #expect(Arguments.parseSize("1920X1080") == Size(width: 1920, height: 1080))
-        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x480x2", "axb", ""] {
-            #expect(Arguments.parseSize(bad) == nil, "'\(bad)'")
+    @Test func sizes() throws {
+        #expect(try NumericOption.size("640x480", option: "size") == Size(width: 640, height: 480))
+        #expect(try NumericOption.size("1920X1080", option: "size") == Size(width: 1920, height: 1080))
+        #expect(try NumericOption.size("65535x1", option: "size") == Size(width: 65535, height: 1))
+        for bad in ["640", "640x", "x480", "0x480", "640x-1", "640x+1", "640x480x2", "axb", "", "65536x1", "99999999999x99999999999",
+                    "0x10x10", "1e3x10"] {
+            #expect(throws: UsageError.self, "'\(bad)'") { try NumericOption.size(bad, option: "size") }
         }
+    }
+
+    @Test func decimalNumbers() throws {
+        for good in ["0", "12", "-3", "+4", "0.5", ".5", "5.", "2.5e3", "1E-2"] { #expect(NumericOption.isDecimal(good), "'\(good)'") }
+        for bad in ["", "0x10", "inf", "-infinity", "nan", "1_000", "1e", "e5", ".", "1.2.3", " 1", "1 ", "١٢"] {
+            #expect(!NumericOption.isDecimal(bad), "'\(bad)'")
+        }
+        // The seconds range is the library's own limit (restated for the fuzz package, which cannot see it).
+        #expect(NumericRange.seconds().upper == Seconds.maximum)
+        #expect(try NumericOption.integer("-0", option: "n", in: 0...1) == 0)
+        #expect(try NumericOption.number("1e9", option: "s", in: .seconds()) == 1e9)
+    }
+
+    /// The fuzz package compiles the CLI from symbolic links (an executable target cannot be
+    /// imported): a file added to Sources/camhal and not linked there would break its build.
+    @Test func fuzzTargetLinksEveryCLIFile() throws {
+        let cli = packageRoot.appendingPathComponent("Sources/camhal").path
+        let fuzz = packageRoot.appendingPathComponent("Fuzz/Sources/FuzzCLI").path
+        let sources = Set(try FileManager.default.contentsOfDirectory(atPath: cli).filter { $0.hasSuffix(".swift") && $0 != "main.swift" })
+        let links = try FileManager.default.contentsOfDirectory(atPath: fuzz).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: fuzz + "/" + $0)) == "../../../Sources/camhal/" + $0
+        }
+        #expect(Set(links) == sources, "link the missing ones: ln -s ../../../Sources/camhal/NAME Fuzz/Sources/FuzzCLI/")
     }
 
     @Test func fourCCs() {
