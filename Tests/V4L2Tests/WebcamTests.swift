@@ -33,9 +33,40 @@ private struct Webcam {
     }
 }
 
+/// The webcams in vhci port order (the serial ends in `-p<port>`), so the first is the first
+/// profile vm-run was given, whatever the profiles are called.
 private func webcams() -> [Webcam] {
     guard let dir = socketDirectory else { return [] }
-    return listDirectory(dir).filter { $0.hasSuffix(".sock") }.sorted().map { Webcam(serial: String($0.dropLast(5))) }
+    func port(_ serial: Substring) -> Int { serial.split(separator: "-").last.flatMap { Int($0.dropFirst()) } ?? .max }
+    return listDirectory(dir).filter { $0.hasSuffix(".sock") }.map { $0.dropLast(5) }
+        .sorted { (port($0), $0) < (port($1), $1) }.map { Webcam(serial: String($0)) }
+}
+
+/// `v4l2-ctl --list-formats-ext` of `node` as "FOURCC WxH rate/rate/..." lines (rates highest
+/// first, as `FormatDescription` keeps them), in the order it lists the sizes.
+private func v4l2ctlFormats(_ node: String) throws -> [String] {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
+    p.arguments = ["-d", node, "--list-formats-ext"]
+    let out = Pipe()
+    p.standardOutput = out
+    try p.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    var lines: [(String, [Double])] = []
+    var fourcc = ""
+    for raw in text.split(separator: "\n") {
+        let line = raw.trimmingCharacters(in: .whitespaces)
+        if line.hasPrefix("["), let q = line.firstIndex(of: "'") {
+            fourcc = String(line[line.index(after: q)...].prefix(4)).trimmingCharacters(in: .whitespaces)
+        } else if line.hasPrefix("Size: Discrete ") {
+            lines.append(("\(fourcc) \(line.dropFirst("Size: Discrete ".count))", []))
+        } else if line.hasPrefix("Interval: Discrete "), let open = line.firstIndex(of: "("), !lines.isEmpty {
+            let fps = line[line.index(after: open)...].prefix { $0 != " " }
+            if let r = Double(fps) { lines[lines.count - 1].1.append(r) }
+        }
+    }
+    return lines.map { "\($0.0) \($0.1.sorted(by: >).map { ZoomMath.format($0) }.joined(separator: "/"))" }
 }
 
 private let hasWebcam = !webcams().isEmpty
@@ -119,6 +150,50 @@ struct V4L2WebcamTests {
         #expect(within(10) { events.value.contains(.removed(id: d.id)) }, "\(events.value)")
         try cam.ctl("replug")
         #expect(within(10) { events.value.contains { if case .added(let a) = $0 { return a.id == d.id }; return false } }, "\(events.value)")
+    }
+
+    /// K1 on real descriptor sets: the V4L2 backend lists every size and every rate, in
+    /// v4l2-ctl's order, for every emulated webcam (the C270 has 19 YUYV and 19 MJPEG sizes).
+    /// Would catch a capped or thinned list (a spread of 12 once dropped the C270's 1280x720).
+    @Test func everySizeAndRateV4l2CtlListsIsListed() throws {
+        for cam in webcams() {
+            let d = try #require(cam.device, "\(cam.serial): no uvcvideo device listed")
+            let node = try #require(d.details["node"])
+            let listed = d.formats.map { "\($0.pixelFormat) \($0.size) \($0.frameRates.map { ZoomMath.format($0) }.joined(separator: "/"))" }
+            let expected = try v4l2ctlFormats(node)
+            #expect(!expected.isEmpty)
+            #expect(listed == expected, "\(cam.serial): CamHAL lists \(listed.count), v4l2-ctl \(expected.count): \(listed.difference(from: expected))")
+            print("\(cam.serial): \(listed.count) sizes, \(d.formats.reduce(0) { $0 + $1.frameRates.count }) rates, same as v4l2-ctl")
+        }
+    }
+
+    /// An offered size streams exactly (the device itself says so: the emulator's status names
+    /// the committed format), one that is not offered streams the nearest with the binding
+    /// warning naming both. On the C270 profile where present: MJPG 1280x720 once became 1184x656.
+    @Test func anOfferedSizeStreamsExactlyAndAnUnofferedOneWarns() throws {
+        let all = webcams()
+        let cam = try #require(all.first { $0.serial.contains("c270") } ?? all.first)
+        let d = try #require(cam.device)
+        let offered = try #require(d.formats.first { $0.pixelFormat == .mjpeg && $0.size == Size(width: 1280, height: 720) }
+            ?? d.formats.max { $0.size.width * $0.size.height < $1.size.width * $1.size.height })
+        for (request, expected) in [
+            (StreamRequest(pixelFormat: offered.pixelFormat, size: offered.size), offered.size),
+            (StreamRequest(pixelFormat: offered.pixelFormat, size: Size(width: offered.size.width - 2, height: offered.size.height - 2)), offered.size),
+        ] {
+            let c = Collector()
+            let b = try V4L2Backend().bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: request), sink: c.sink)
+            defer { b.close() }
+            #expect(c.wait(frames: 1))
+            #expect(b.format.pixelFormat == offered.pixelFormat && b.format.size == expected, "\(request) streamed \(b.format)")
+            let status = try cam.ctl("status")
+            #expect(status.contains("format=\(offered.pixelFormat) \(expected) "), "the webcam streams: \(status)")
+            let warning = request.fallbackWarning(streaming: b.format)
+            if request.size == expected {
+                #expect(warning == nil, "\(String(describing: warning))")
+            } else {
+                #expect(warning == .sizeUnavailable(requested: request.size ?? expected, chosen: expected), "\(String(describing: warning))")
+            }
+        }
     }
 
     @Test func mjpegFramesArriveCompressed() throws {
