@@ -45,6 +45,8 @@ enum CaptureCommand {
         let url = URL(fileURLWithPath: output)
         try AtomicFile.checkWritable(url)  // before touching the camera
         let camera = try MediaSupport.open(a)
+        let report = SessionReport(camera, verb: "capture")  // warnings (a format fallback) reach the user
+        defer { report.finish() }
         camera.start()
         do {
             try await MediaSupport.waitUntilStreaming(camera)
@@ -60,7 +62,12 @@ enum CaptureCommand {
                   + "frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
                   + "\(photo.metadata.mirrored ? ", mirrored" : "")), \(String(format: "%.0f", ms)) ms")
         } catch {
+            let broken = camera.frameStatistics.droppedAsBroken
             await camera.stop()
+            // Frames came, but none whole: say so rather than only "timed out".
+            if broken > 0, case .timeout(let what)? = error as? CameraError {
+                throw CameraError.timeout("\(what); \(broken) frame(s) with a broken payload (cut short or garbled) were skipped")
+            }
             throw error
         }
         await camera.stop()

@@ -34,6 +34,8 @@ enum ScanCommand {
         let limit = try a.int("count")
         if let limit, limit < 1 { throw UsageError("option --count: '\(limit)' must be at least 1") }
         let camera = try MediaSupport.open(a, image: a["image"])
+        let report = SessionReport(camera, verb: "scan")  // warnings and interruptions as they happen
+        defer { report.finish() }
         camera.start()
         let seen = Locked(Set<String>())
         let json = a.has("json")
@@ -69,8 +71,10 @@ enum ScanCommand {
         for await _ in done.stream {}
         timer.cancel()
         await analysis.stop()
+        let stats = camera.frameStatistics
         await camera.stop()
         if !json { printError("scan: \(seen.value.count) distinct barcode(s); \(analysis.stats)") }
+        printError("scan: \(stats.framesDelivered) frames, \(SessionReport.drops(stats)); \(report.interruptions(stats))")
         return 0
     }
 }

@@ -29,7 +29,7 @@ struct SessionFailureCommandTests {
         let url = dir.appendingPathComponent("cut.mkv")
         let injector = Task { await inject(.disconnect, into: backend, camera: camera) }
         let started = Date()
-        let (status, error) = await RecordCommand.record(camera, to: url, duration: 60, options: RecordingOptions(), quiet: true)
+        let (status, error, _) = await RecordCommand.record(camera, to: url, duration: 60, options: RecordingOptions(), quiet: true)
         injector.cancel()
         #expect(status == 1)
         guard case .disconnected = error else { Issue.record("ended with \(String(describing: error)), expected disconnected"); return }
