@@ -45,6 +45,7 @@ enum CaptureCommand {
         let url = URL(fileURLWithPath: output)
         try AtomicFile.checkWritable(url)  // before touching the camera
         let camera = try MediaSupport.open(a)
+        try MediaSupport.requireConvertible(camera, a)
         let report = SessionReport(camera, verb: "capture")  // warnings (a format fallback) reach the user
         defer { report.finish() }
         camera.start()

@@ -44,6 +44,7 @@ enum RecordCommand {
         try AtomicFile.checkWritable(url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
+        try MediaSupport.requireConvertible(camera, a)
         if let selector, let request = selector.streamRequest(for: camera.device, pixelFormat: try a.fourCC("format")) {
             camera = try MediaSupport.open(a, stream: request)
         }

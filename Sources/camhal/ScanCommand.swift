@@ -34,6 +34,7 @@ enum ScanCommand {
         let limit = try a.int("count")
         if let limit, limit < 1 { throw UsageError("option --count: '\(limit)' must be at least 1") }
         let camera = try MediaSupport.open(a, image: a["image"])
+        try MediaSupport.requireConvertible(camera, a)
         let report = SessionReport(camera, verb: "scan")  // warnings and interruptions as they happen
         defer { report.finish() }
         camera.start()
