@@ -71,6 +71,11 @@ public struct BackendRegistry: Sendable {
         if let backend {
             let b = try self.backend(backend)
             if case .unavailable(let reason) = b.availability() {
+                // A backend with no device at all (the one webcam unplugged) may still know the
+                // ID: "not connected" says more than "unavailable".
+                if let deviceID, case .failure(.disconnected(let id)) = Result(catching: { () throws(CameraError) in try b.device(id: deviceID) }) {
+                    throw CameraError.disconnected(device: id)
+                }
                 throw CameraError.backendUnavailable(backend: b.identifier, reason: reason)
             }
             let device: DeviceDescriptor
