@@ -91,7 +91,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if let until = o.pausedUntil, until > Date() { continue }
             sequence += 1 + UInt64(o.skipFrames)
             // A buffer the "driver" marks erroneous is never delivered, as the V4L2 backend drops one.
-            if o.erroneousFrames > 0 { continue }
+            if o.erroneousFrames > 0 {
+                sink.report(.frameDiscarded(sequence: sequence, reason: .errorFlagged))
+                continue
+            }
             guard let buffer = pool.take() else {
                 // Every buffer is held by the app: the sensor drops, and says why frames stopped.
                 sink.report(.buffersExhausted)

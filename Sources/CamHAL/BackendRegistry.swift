@@ -71,6 +71,11 @@ public struct BackendRegistry: Sendable {
         if let backend {
             let b = try self.backend(backend)
             if case .unavailable(let reason) = b.availability() {
+                // A backend with no device at all (the one webcam unplugged) may still know the
+                // ID: "not connected" says more than "unavailable".
+                if let deviceID, case .failure(.disconnected(let id)) = Result(catching: { () throws(CameraError) in try b.device(id: deviceID) }) {
+                    throw CameraError.disconnected(device: id)
+                }
                 throw CameraError.backendUnavailable(backend: b.identifier, reason: reason)
             }
             let device: DeviceDescriptor
@@ -84,11 +89,18 @@ public struct BackendRegistry: Sendable {
         }
         if let problem = preferenceProblem { throw problem }
         if let deviceID {
+            var absent: CameraError?
             for (_, b) in ordered {
-                guard let b, b.availability().isAvailable, let d = try? b.device(id: deviceID) else { continue }
-                return Camera(backend: b, device: d, configuration: configuration)
+                guard let b, b.availability().isAvailable else { continue }
+                do {
+                    return Camera(backend: b, device: try b.device(id: deviceID), configuration: configuration)
+                } catch .disconnected(let id) {
+                    absent = .disconnected(device: id)  // a backend knows the ID: its device is unplugged
+                } catch {
+                    continue
+                }
             }
-            throw CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
+            throw absent ?? CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
         }
         guard let (b, d) = firstAvailable() else {
             let unknown = ordered.filter { $0.backend == nil }.map { "'\($0.identifier)'" }

@@ -21,7 +21,11 @@ extension Camera {
                     $0.accepting = true
                 }
             case .startStreaming(let generation): startStreaming(generation)
-            case .markInterrupted: gate.withLock { $0.interrupted = true }
+            case .markInterrupted:
+                gate.withLock {
+                    $0.interrupted = true
+                    $0.timeline.interrupted()
+                }
             case .close: closeBinding()
             case .resetLive: resetLive()
             case .cancelRamp: cancelRamp()
@@ -261,6 +265,10 @@ extension Camera {
     /// effect (M1), crops in the frame path (Z5), keeps timestamps monotonic and counts drops (R5),
     /// then fans the frame out to the handler and every stream (R6).
     func handleFrame(_ frame: Frame, generation: UInt64) {
+        // A JPEG cut short (a lost USB packet, a truncated transfer) is no frame to show or keep.
+        if frame.format.isJPEGFamily, !JPEGCheck.isWhole(frame) {
+            return handleEvent(.frameDiscarded(sequence: frame.sequence, reason: .brokenPayload), generation: generation)
+        }
         let now = Seconds.coarseNow()
         let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect)? in
             guard g.accepting, g.generation == generation else { return nil }
@@ -319,6 +327,14 @@ extension Camera {
             gate.withLock { if $0.generation == generation { $0.starved = true } }
             return
         }
+        if case .frameDiscarded(let sequence, let reason) = event {
+            // On the frame path, in order with the frames: the next frame's gap must not count it.
+            gate.withLock { g in
+                guard g.accepting, g.generation == generation else { return }
+                g.lastSequence = g.timeline.discarded(reason, sequence: sequence, after: g.lastSequence)
+            }
+            return
+        }
         queue.async { [self] in
             guard session.accepts(generation) else { return }
             switch event {
@@ -340,7 +356,7 @@ extension Camera {
                 // A5: a snapshot when the device's convergence really differs from the last one's.
                 guard session.isStreaming, live.binding?.convergence != live.convergence else { return }
                 emit()
-            case .buffersExhausted:
+            case .buffersExhausted, .frameDiscarded:
                 break
             }
         }

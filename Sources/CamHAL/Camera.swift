@@ -215,15 +215,6 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         }
     }
 
-    /// Frame counters of a session since its last `stop()` (R5).
-    public struct FrameStatistics: Sendable, Hashable {
-        /// Frames the driver dropped: gaps in its sequence numbers.
-        public var droppedByDriver: Int
-        /// Frames dropped by the streams' back-pressure policies (a keepOnlyLatest stream
-        /// replacing an unread frame, a blocking stream giving up on a stopping session).
-        public var droppedByBackpressure: Int
-    }
-
     /// The backend that drives the device.
     public let backend: any CameraBackend
     /// How this session binds and watches its device.
@@ -343,10 +334,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         return stream
     }
 
-    /// Frames dropped since the last `stop()`, by the driver and by back-pressure (R5).
+    /// Frames delivered and lost since the last `stop()`, by cause, and the interruptions (R5).
     public var frameStatistics: FrameStatistics {
-        let t = gate.withLock { $0.timeline }
-        return FrameStatistics(droppedByDriver: t.droppedByDriver, droppedByBackpressure: t.droppedByBackpressure)
+        gate.withLock { $0.timeline }.statistics
     }
 
     /// The generation of the newest setter call so far (M2): a frame whose

@@ -231,4 +231,15 @@ public enum DriverEvent: Sendable, Hashable {
     case buffersExhausted
     /// The source ended normally (the end of a file, a finite test source).
     case endOfStream
+    /// The driver made frame `sequence` but it is not delivered, for `reason` (R5): counted in
+    /// `Camera.FrameStatistics` under its cause, not as a gap in the sequence numbers.
+    case frameDiscarded(sequence: UInt64, reason: FrameDiscardReason)
+}
+
+/// Why a frame the driver made never reached the app.
+public enum FrameDiscardReason: Sendable, Hashable {
+    /// The driver handed its buffer back marked erroneous (V4L2_BUF_FLAG_ERROR).
+    case errorFlagged
+    /// Its payload failed CamHAL's check (an MJPEG frame cut short, without its frame header or end).
+    case brokenPayload
 }

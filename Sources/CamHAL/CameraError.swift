@@ -7,7 +7,8 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
     case permissionDenied(device: String, remedy: String)
     /// Another process or session is using the device.
     case busy(device: String, detail: String)
-    /// The device went away (unplugged, driver unbound).
+    /// The device went away (unplugged, driver unbound), or a device known by its stable ID is
+    /// not plugged in when opened.
     case disconnected(device: String)
     /// The device or backend cannot do what was asked.
     case unsupported(String)
@@ -53,7 +54,7 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
         case .busy(let device, let detail):
             return "device \(device) is busy: \(detail)"
         case .disconnected(let device):
-            return "device \(device) was disconnected"
+            return "device \(device) is not connected (disconnected)"
         case .unsupported(let what):
             return "unsupported: \(what)"
         case .configurationFailed(let what):

@@ -81,6 +81,12 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let rgb565 = code("RGBP")
     /// 16-bit gray, little-endian (V4L2 `Y16 `).
     public static let gray16 = code("Y16 ")
+    /// 16-bit gray, big-endian (V4L2 `Y16 ` with the big-endian flag, listed as `Y16-BE`).
+    public static let gray16BE = PixelFormat(rawValue: code("Y16 ").rawValue | bigEndianFlag)
+    /// 10-bit gray in the low bits of little-endian 16-bit words (V4L2 `Y10 `).
+    public static let gray10 = code("Y10 ")
+    /// 12-bit gray in the low bits of little-endian 16-bit words (V4L2 `Y12 `).
+    public static let gray12 = code("Y12 ")
     /// Packed 4:2:2, byte order Y0, V, Y1, U.
     public static let yvyu = code("YVYU")
     /// Packed 4:2:2, byte order V, Y0, U, Y1.
@@ -122,7 +128,7 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     /// Bytes per pixel of the first plane for packed formats, nil for planar or compressed ones.
     public var packedBytesPerPixel: Int? {
         switch self {
-        case .yuyv, .uyvy, .yvyu, .vyuy, .rgb565, .gray16: return 2
+        case .yuyv, .uyvy, .yvyu, .vyuy, .rgb565, .gray16, .gray16BE, .gray10, .gray12: return 2
         case .rgb24, .bgr24: return 3
         case .rgba, .bgra, .xbgr32, .bgr32, .rgbx32, .argb32, .xrgb32, .rgb32, .bgra32, .bgrx32: return 4
         case .gray8, .sbggr8, .sgbrg8, .sgrbg8, .srggb8: return 1

@@ -51,4 +51,13 @@ package enum Seconds {
         clock_gettime(CLOCK_REALTIME_COARSE, &t)
         return Date(timeIntervalSince1970: Double(t.tv_sec) + Double(t.tv_nsec) / 1e9)
     }
+
+    /// Seconds on CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: read from
+    /// the vDSO page, no system call, a few ms of resolution): for what the frame path measures
+    /// (interruptions), which a wall-clock step must not lengthen or shorten.
+    public static func monotonicCoarse() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
 }

@@ -78,6 +78,10 @@ public enum PhotoEncoder {
 
         if (frame.format == .mjpeg || frame.format == .jpeg), whole, !scaled, !mirrored, let plane = frame.planes.first {
             // Pass-through: the camera's JPEG, with the standard Huffman tables if it lacks them, plus EXIF.
+            // Only a whole one: a frame cut short would be written as a file no viewer opens.
+            if let problem = JPEGCheck.problem(in: plane.bytes, width: frame.width, height: frame.height) {
+                throw CameraError.streamFailed("frame #\(frame.sequence) is a broken \(frame.format) payload: \(problem)")
+            }
             let bytes = JPEGSegments.insertingEXIF(JPEGSegments.withHuffmanTables(Array(plane.bytes)), orientation: orientation)
             let size = try bytes.withUnsafeBytes { b in Result { () throws(CameraError) in try JPEGCodec.shared.dimensions(of: b) } }.get()
             return Photo(data: bytes, width: size.width, height: size.height, metadata: meta(quality: nil, passed: true))

@@ -50,7 +50,7 @@ public enum PixelConverter {
     public static let convertibleFormats: [PixelFormat] = [
         .nv12, .nv21, .nv16, .nv61, .nv24, .nv42, .i420, .yv12, .yuv422p, .yuyv, .uyvy, .yvyu, .vyuy,
         .rgb24, .bgr24, .rgba, .bgra, .xbgr32, .bgr32, .rgbx32, .argb32, .xrgb32, .rgb32, .bgra32, .bgrx32,
-        .rgb565, .gray8, .gray16,
+        .rgb565, .gray8, .gray16, .gray16BE, .gray10, .gray12,
         .sbggr8, .sgbrg8, .sgrbg8, .srggb8,
     ]
 
@@ -116,16 +116,26 @@ public enum PixelConverter {
                 return Source(layout: .i422, p0: yp.storage, s0: Int32(yp.bytesPerRow), p1: u.storage, s1: Int32(u.bytesPerRow),
                               p2: v.storage, s2: Int32(v.bytesPerRow), scratch: [yp, u, v])
             }
-        case .gray16:
-            // Little-endian 16-bit gray to 8 bits: the high byte (value * 256 >> 16). libyuv
-            // counts 16-bit strides in samples.
+        case .gray16BE:
+            // Big-endian 16-bit gray to 8 bits: the high byte, the first of each sample.
+            let (p, s) = at(0, rect.x * 2, rect.y)
+            let g = plane(w, h)
+            for row in 0..<h {
+                let src = p + row * Int(s), dst = g.storage + row * g.bytesPerRow
+                for x in 0..<w { dst[x] = src[2 * x] }
+            }
+            return Source(layout: .gray, p0: g.storage, s0: Int32(g.bytesPerRow), scratch: [g])
+        case .gray16, .gray10, .gray12:
+            // Little-endian 16-bit words of 16, 10 or 12 significant bits to 8 bits: a shift right
+            // by 8, 2 or 4 (libyuv's value * scale >> 16). libyuv counts 16-bit strides in samples.
             let (p, s) = at(0, rect.x * 2, rect.y)
             guard Int(bitPattern: p) % 2 == 0, s % 2 == 0 else {
                 throw CameraError.invalidArgument(name: "frame", value: frame.description, reason: "16-bit gray rows are not 2-byte aligned")
             }
+            let scale: Int32 = format == .gray10 ? 1 << 14 : format == .gray12 ? 1 << 12 : 1 << 8
             let g = plane(w, h)
             p.withMemoryRebound(to: UInt16.self, capacity: 1) {
-                Convert16To8Plane($0, s / 2, g.storage, Int32(g.bytesPerRow), 256, Int32(w), Int32(h))
+                Convert16To8Plane($0, s / 2, g.storage, Int32(g.bytesPerRow), scale, Int32(w), Int32(h))
             }
             return Source(layout: .gray, p0: g.storage, s0: Int32(g.bytesPerRow), scratch: [g])
         default:

@@ -240,6 +240,8 @@ public final class Recording: @unchecked Sendable {
     struct State {
         var frames = 0
         var dropped = 0
+        /// The most frames the encoder's input queue was seen to drop: counts never go down.
+        var leaked = 0
         var lastPTS: UInt64 = 0
         var ended = false  // EOS sent; no more pushes
         var busError: String?
@@ -387,19 +389,31 @@ public final class Recording: @unchecked Sendable {
 
     /// The current statistics.
     public var stats: RecordingStats {
-        let s = state.value
         // appsrc is leaky: when the encoder falls behind (a slow machine) it drops the newest
         // frames, which never reach the file. Count what reached the encoder instead. It drops
         // the newest, not the oldest: x264enc starts slowly, and dropping the oldest lost the
         // first frames, so Matroska files started late (0.8 s seen) and were that much shorter
         // than the recorded duration.
+        //
+        // A frame pushed but still queued in appsrc is no drop (counting it as one made the count
+        // go down, 39 then 37, as the queue drained). Read pushed, then queued, then encoded:
+        // frames only move forward, so this order never counts a frame twice as lost. One frame
+        // can be between the queue and the encoder's pad (appsrc's thread holds it) until the
+        // end of the stream, when every frame is either encoded or lost.
+        let (pushed, inHand) = state.withLock { ($0.frames, $0.eos ? 0 : 1) }
+        let frameBytes = max(1, info.size.width * info.size.height * 3 / 2)
+        let queued = Int(gst_app_src_get_current_level_bytes(UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self))) / frameBytes
         let encoded = Int(camhal_atomic_int_get(encodedFrames))
+        let s = state.withLock { s -> State in
+            s.leaked = max(s.leaked, pushed - queued - encoded - inHand)
+            return s
+        }
         // The duration is what reached the encoder, as the file will say (issue 11: it was the last
         // frame handed to appsrc, which can be dropped when the encoder lags). The first frame
         // (PTS 0) always reaches it: the queue is empty then.
         return RecordingStats(duration: Double(camhal_atomic_u64_get(encodedEnd)) / 1e9,
                               bytes: Self.fileSize(url), frames: encoded,
-                              droppedFrames: s.dropped + frames.droppedFrames + max(0, s.frames - encoded))
+                              droppedFrames: s.dropped + frames.droppedFrames + s.leaked)
     }
 
     static func fileSize(_ url: URL) -> Int64 {

@@ -76,6 +76,9 @@ enum CaptureCommand {
         try validate(settings)
         let url = try destination(output, a)  // before touching the camera
         let camera = try MediaSupport.open(a)
+        try MediaSupport.requireConvertible(camera, a)
+        let report = SessionReport(camera, verb: "capture")  // warnings (a format fallback) reach the user
+        defer { report.finish() }
         camera.start()
         do {
             try await MediaSupport.waitUntilStreaming(camera)
@@ -98,7 +101,12 @@ enum CaptureCommand {
             // With -o - standard output carries the JPEG alone.
             if url == nil { printError(line) } else { print(line) }
         } catch {
+            let broken = camera.frameStatistics.droppedAsBroken
             await camera.stop()
+            // Frames came, but none whole: say so rather than only "timed out".
+            if broken > 0, case .timeout(let what)? = error as? CameraError {
+                throw CameraError.timeout("\(what); \(broken) frame(s) with a broken payload (cut short or garbled) were skipped")
+            }
             throw error
         }
         await camera.stop()

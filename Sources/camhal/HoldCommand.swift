@@ -9,29 +9,42 @@ enum HoldCommand {
     static let verb = Verb(
         name: "hold", summary: "stream a device until stopped (to test busy devices)",
         usage: """
-            usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N]
+            usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N] [--strict]
             \(MediaSupport.sourceUsage)
               --seconds N        stream for N seconds, 0...1e9 (default 3600, or until killed), then
                                  release the device
-            Prints 'streaming FORMAT' once the first frame arrived.
+              --strict           the first lost frame or interruption is fatal: exit 1 at once
+            Prints 'streaming FORMAT' once the first frame arrived; warnings, interruptions (when frames
+            stopped, and the hole's length once they resume) on stderr as they happen; at the end a
+            summary: frames, drops by cause (driver gap, error-flagged, broken payload, back-pressure)
+            and the interruptions.
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["seconds"]), booleans: [])
+        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["seconds"]), booleans: ["strict"])
         guard (a["backend"] != nil && a["device"] != nil) || a["source"] != nil else {
             throw UsageError("--backend and --device (or --source) are required")
         }
         let seconds = try a.number("seconds", in: .seconds()) ?? 3600
         let camera = try MediaSupport.open(a)
-        try await hold(camera, seconds: seconds) { printNow($0) }
+        let summary = try await hold(camera, seconds: seconds, strict: a.has("strict")) { printNow($0) }
+        for line in summary { printNow(line) }
         return 0
     }
 
     /// Streams `camera` for `seconds`, calling `announce` with `streaming FORMAT` once the first
     /// frame arrived. Throws the session's error as soon as it fails (busy, disconnected), at
     /// start or later, instead of sleeping out the remaining seconds; the camera is stopped either way.
-    static func hold(_ camera: Camera, seconds: Double, announce: (String) -> Void) async throws {
+    /// Returns the summary lines (frames, drops by cause, interruptions). `strict`: the first fault
+    /// (a lost frame, an interruption) throws at once.
+    @discardableResult
+    static func hold(_ camera: Camera, seconds: Double, strict: Bool = false, announce: (String) -> Void) async throws -> [String] {
+        let strictFault = AsyncStream<String>.makeStream()
+        let report = SessionReport(camera, verb: "hold") { fault in
+            if strict { strictFault.continuation.yield(fault) }
+        }
+        defer { report.finish() }
         let states = camera.stateUpdates()
         camera.start()
         var iterator = states.makeAsyncIterator()
@@ -54,12 +67,21 @@ enum HoldCommand {
                 }
                 return nil
             }
+            group.addTask {
+                for await fault in strictFault.stream {
+                    return CameraError.streamFailed("--strict: \(fault)")
+                }
+                return nil
+            }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
+        let stats = camera.frameStatistics
         await camera.stop()
+        strictFault.continuation.finish()
         if let failure { throw failure }
+        return ["\(stats.framesDelivered) frames, " + SessionReport.drops(stats), report.interruptions(stats)]
     }
 
     /// Starts `camhal hold` (this very program) in a child process for conformance check R4b and

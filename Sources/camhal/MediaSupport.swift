@@ -103,6 +103,21 @@ enum MediaSupport {
     }
 
     #if Media
+    /// Refuses, before the device streams, a `--format` the verb could not turn into pictures
+    /// (`capture`, `record`, `scan` convert every frame), naming the device's formats that would work.
+    static func requireConvertible(_ camera: Camera, _ a: Arguments) throws {
+        guard let want = try a.fourCC("format"), !isConvertible(want) else { return }
+        // A device that does not list its formats (a GStreamer source): every format camhal converts.
+        let offered = camera.device.formats.isEmpty ? PixelConverter.convertibleFormats : camera.device.formats.map(\.pixelFormat)
+        let usable = Set(offered.filter(isConvertible).map(\.fourCC)).sorted()
+        let offer = usable.isEmpty ? "this device streams no format camhal converts" : "use one of \(usable.joined(separator: ", "))"
+        throw UsageError("option --format: '\(a["format"] ?? want.fourCC)' cannot be converted to pictures; \(offer)")
+    }
+
+    static func isConvertible(_ format: PixelFormat) -> Bool {
+        format.isJPEGFamily || PixelConverter.convertibleFormats.contains(format)
+    }
+
     static func parseMirror(_ s: String?) throws -> PhotoSettings.Mirror {
         guard let s else { return .auto }
         guard let m = PhotoSettings.Mirror(rawValue: s) else { throw UsageError("option --mirror: '\(s)' is not auto, on or off") }

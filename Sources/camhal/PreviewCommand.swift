@@ -205,7 +205,7 @@ enum PreviewCommand {
                 $0.zoom = m.zoomRatio
                 $0.focus = m.focusMode?.description ?? "-"
                 $0.torch = m.isTorchEnabled
-                $0.drops = stats.droppedByDriver + stats.droppedByBackpressure + window.framesDropped
+                $0.drops = stats.dropped + window.framesDropped
             }
             publish()
         }

@@ -10,7 +10,7 @@ enum RecordCommand {
         name: "record", summary: "record video to .mkv (or fragmented .mp4)",
         usage: """
             usage: camhal record -o clip.mkv [--duration S] [--quality sd|hd|fhd|uhd] [--backend B] [--device ID | --source S]
-                                 [--format FOURCC] [--size WxH] [--quiet] [--overwrite]
+                                 [--format FOURCC] [--size WxH] [--quiet] [--strict] [--overwrite]
               -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut.
                                  Written in place as it records (so a cut leaves a playable file)
             \(OutputPath.usage)
@@ -19,11 +19,19 @@ enum RecordCommand {
                                  stops early and keeps the file)
               --quality Q        quality class, falling back to the closest lower one (CameraX style)
               --quiet            no progress lines
+              --strict           any fault is fatal: the first lost frame (a driver gap, an error-flagged
+                                 buffer, a broken payload, the encoder falling behind) or interruption
+                                 stops the recording (file kept) and exits 1
+            Progress lines and the summary give frames, drops by cause and each interruption with its
+            time in the file; warnings go to stderr. Without --strict a recording with holes exits 0
+            when the file is whole, and says so.
             """,
         run: run)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "duration", "quality"]), booleans: ["quiet", OutputPath.overwriteFlag])
+        let a = try Arguments(
+            args, options: MediaSupport.sourceOptions.union(["output", "duration", "quality"]),
+            booleans: ["quiet", "strict", OutputPath.overwriteFlag])
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
         let duration = try a.number("duration", in: .seconds(positive: true)) ?? 5
         if a["quality"] != nil, a["size"] != nil { throw UsageError("--quality and --size both choose the size; give one") }
@@ -45,17 +53,30 @@ enum RecordCommand {
         _ = try options.validated(for: url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
+        try MediaSupport.requireConvertible(camera, a)
         if let selector, let request = selector.streamRequest(for: camera.device, pixelFormat: try a.fourCC("format")) {
             camera = try MediaSupport.open(a, stream: request)
         }
-        let (status, _) = await record(camera, to: url, duration: duration, options: options, quiet: a.has("quiet"))
-        return status
+        return await record(camera, to: url, duration: duration, options: options, quiet: a.has("quiet"), strict: a.has("strict")).status
     }
 
     /// Records `camera` to `url` for `duration` seconds (or until Ctrl-C/SIGTERM), printing
-    /// progress; returns the exit status and the error that ended the recording early. A session
-    /// that fails (disconnected, busy) ends it at once with that error, file kept.
-    static func record(_ camera: Camera, to url: URL, duration: Double, options: RecordingOptions, quiet: Bool) async -> (status: Int32, error: CameraError?) {
+    /// progress; returns the exit status, the error that ended the recording early, and the
+    /// summary printed at the end (frames, drops by cause, holes). A session that fails
+    /// (disconnected, busy) ends it at once with that error, file kept. `strict`: the first fault
+    /// (a lost frame, an interruption) ends it too, with status 1.
+    static func record(_ camera: Camera, to url: URL, duration: Double, options: RecordingOptions, quiet: Bool, strict: Bool = false)
+        async -> (status: Int32, error: CameraError?, summary: [String])
+    {
+        let recordingBox = Locked<Recording?>(nil)
+        let strictStop = Locked(false)
+        let report = SessionReport(camera, verb: "record") { fault in
+            guard strict else { return }
+            printError("camhal record: --strict: \(fault); stopping")
+            strictStop.set(true)
+            recordingBox.value?.stop()
+        }
+        defer { report.finish() }
         camera.start()
         let recording: Recording
         do {
@@ -64,8 +85,12 @@ enum RecordCommand {
         } catch {
             await camera.stop()
             printError("camhal record: \(error)")
-            return (1, error as? CameraError)
+            return (1, error as? CameraError, [])
         }
+        // Holes are reported by their time in the file, which starts about now.
+        report.origin.set(Seconds.monotonicCoarse())
+        recordingBox.set(recording)
+        if strictStop.value { recording.stop() }  // a fault before the recording existed
         // Ctrl-C / SIGTERM stop the recording cleanly.
         let restoreSignals = CLI.onStopSignals { _ in recording.stop() }
         let timer = Task {
@@ -74,6 +99,7 @@ enum RecordCommand {
         }
         var status: Int32 = 0
         var failure: CameraError?
+        var summary: [String] = []
         for await event in recording.events {
             switch event {
             case .started(let info):
@@ -82,23 +108,34 @@ enum RecordCommand {
                 }
             case .status(let s):
                 if !quiet {
-                    print(String(format: "  %5.1f s  %@  %d frames  %d dropped", s.duration, MediaSupport.human(s.bytes), s.frames, s.droppedFrames))
+                    let stats = camera.frameStatistics
+                    var line = String(format: "  %5.1f s  %@  %d frames  ", s.duration, MediaSupport.human(s.bytes), s.frames)
+                    line += SessionReport.drops(stats, behind: s.droppedFrames)
+                    if !stats.interruptions.isEmpty { line += "  \(stats.interruptions.count) interrupted" }
+                    print(line)
                     fflush(nil)
                 }
             case .finalized(let u, let s, let error):
+                let stats = camera.frameStatistics
+                summary = ["\(s.frames) frames, " + SessionReport.drops(stats, behind: s.droppedFrames), report.interruptions(stats)]
+                let faulty = SessionReport.isFaulty(stats, behind: s.droppedFrames)
                 if let error {
                     printError("camhal record: \(error) (file \(u.path) kept: \(s))")
                     status = 1
                     failure = error
+                } else if strict, faulty {
+                    printError("camhal record: --strict: the recording has faults (file \(u.path) kept: \(s))")
+                    status = 1
                 } else {
-                    print("wrote \(u.path): \(s)")
+                    print("wrote \(u.path): \(s)\(faulty ? " (with the faults below)" : "")")
                 }
+                for line in summary { print("  " + line) }
             }
         }
         timer.cancel()
         restoreSignals()
         await camera.stop()
-        return (status, failure)
+        return (status, failure, summary)
     }
 }
 #endif

@@ -32,6 +32,9 @@ enum ScanCommand {
         let duration = try a.number("duration", in: .seconds(positive: true)) ?? 10
         let limit = try a.integer("count", in: 1...Int.max)
         let camera = try MediaSupport.open(a, image: a["image"])
+        try MediaSupport.requireConvertible(camera, a)
+        let report = SessionReport(camera, verb: "scan")  // warnings and interruptions as they happen
+        defer { report.finish() }
         camera.start()
         let seen = Locked(Set<String>())
         let json = a.has("json")
@@ -67,8 +70,10 @@ enum ScanCommand {
         for await _ in done.stream {}
         timer.cancel()
         await analysis.stop()
+        let stats = camera.frameStatistics
         await camera.stop()
         if !json { printError("scan: \(seen.value.count) distinct barcode(s); \(analysis.stats)") }
+        printError("scan: \(stats.framesDelivered) frames, \(SessionReport.drops(stats)); \(report.interruptions(stats))")
         return 0
     }
 }

@@ -132,19 +132,29 @@ struct PixelFormatConversionTests {
         try check(format, rgbTolerance: 8, yuvTolerance: 4)
     }
 
-    @Test("16-bit gray: the high byte of each little-endian sample, gray in RGBA, neutral chroma")
-    func gray16() throws {
+    /// The deep gray formats: (format, top and bottom samples, big-endian storage). Each pair
+    /// reads as 64 and 192 when shifted right by the format's bits beyond 8.
+    static let deepGrayCases: [(PixelFormat, UInt16, UInt16, Bool)] = [
+        (.gray16, 0x40ff, 0xc000, false),  // a big-endian reading gives 255 and 0
+        (.gray16BE, 0x40ff, 0xc000, true),  // a little-endian reading gives 255 and 0
+        (.gray10, 0x0100, 0x0300, false),  // a 16-bit reading gives 1 and 3
+        (.gray12, 0x0400, 0x0c00, false),
+    ]
+
+    @Test("deep gray (Y16, Y16-BE, Y10, Y12): the top 8 bits of each sample, gray in RGBA, neutral chroma",
+          arguments: 0..<deepGrayCases.count)
+    func deepGray(_ index: Int) throws {
+        let (format, top, bottom, bigEndian) = Self.deepGrayCases[index]
         let w = 8, h = 4
-        // Top rows 0x40ff (64), bottom rows 0xc000 (192): a big-endian reading gives 255 and 0.
-        let samples: [UInt16] = (0..<(w * h)).map { $0 / w < h / 2 ? 0x40ff : 0xc000 }
+        let samples: [UInt16] = (0..<(w * h)).map { $0 / w < h / 2 ? top : bottom }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: samples.count * 2, alignment: 16)
         defer { buffer.deallocate() }
         for (i, v) in samples.enumerated() {
-            buffer[2 * i] = UInt8(v & 0xff)
-            buffer[2 * i + 1] = UInt8(v >> 8)
+            buffer[2 * i] = UInt8(bigEndian ? v >> 8 : v & 0xff)
+            buffer[2 * i + 1] = UInt8(bigEndian ? v & 0xff : v >> 8)
         }
         try withExtendedLifetime(buffer) {
-            let frame = Frame(format: .gray16, width: w, height: h,
+            let frame = Frame(format: format, width: w, height: h,
                               planes: [FramePlane(baseAddress: UnsafeRawPointer(buffer.baseAddress!), length: buffer.count, bytesPerRow: 2 * w)],
                               sequence: 1, timestamp: 0)
             let rgba = try PixelConverter.rgba(frame)
@@ -152,9 +162,9 @@ struct PixelFormatConversionTests {
             let luma = try PixelConverter.luma(frame)
             for (row, want) in [(0, UInt8(64)), (h - 1, UInt8(192))] {
                 let p = rgba.storage + row * rgba.bytesPerRow + 4
-                #expect(p[0] == want && p[1] == want && p[2] == want && p[3] == 255, "row \(row): RGBA \(p[0]),\(p[1]),\(p[2]),\(p[3])")
-                #expect(luma.storage[row * luma.bytesPerRow + 1] == want, "row \(row): luma")
-                #expect(i420.y[row * i420.strideY + 1] == want, "row \(row): I420 Y")
+                #expect(p[0] == want && p[1] == want && p[2] == want && p[3] == 255, "\(format) row \(row): RGBA \(p[0]),\(p[1]),\(p[2]),\(p[3])")
+                #expect(luma.storage[row * luma.bytesPerRow + 1] == want, "\(format) row \(row): luma")
+                #expect(i420.y[row * i420.strideY + 1] == want, "\(format) row \(row): I420 Y")
             }
             #expect(i420.u[0] == 128 && i420.v[0] == 128)
         }
@@ -190,7 +200,7 @@ struct PixelFormatConversionTests {
 
     @Test("every format the converter lists converts to RGBA, I420 and luma")
     func everyListedFormatConverts() throws {
-        let tested = Set(Self.yuvFormats + Self.rgbFormats + [.gray16])
+        let tested = Set(Self.yuvFormats + Self.rgbFormats + Self.deepGrayCases.map(\.0))
         let others = PixelConverter.convertibleFormats.filter { !tested.contains($0) }
         for format in others {
             guard let bpp = format.packedBytesPerPixel else {

@@ -29,7 +29,7 @@ struct SessionFailureCommandTests {
         let url = dir.appendingPathComponent("cut.mkv")
         let injector = Task { await inject(.disconnect, into: backend, camera: camera) }
         let started = Date()
-        let (status, error) = await RecordCommand.record(camera, to: url, duration: 60, options: RecordingOptions(), quiet: true)
+        let (status, error, _) = await RecordCommand.record(camera, to: url, duration: 60, options: RecordingOptions(), quiet: true)
         injector.cancel()
         #expect(status == 1)
         guard case .disconnected = error else { Issue.record("ended with \(String(describing: error)), expected disconnected"); return }
@@ -65,6 +65,65 @@ struct SessionFailureCommandTests {
         backend.inject(.busy, deviceID: device.id)
         let camera = Camera(backend: backend, device: device)
         await #expect(throws: CameraError.self) { try await HoldCommand.hold(camera, seconds: 60) { _ in } }
+    }
+
+    // Faults the session survives reach the user (they passed in silence: hold printed nothing,
+    // record exited 0 with no word of a hole). Would catch: a summary without the drops by
+    // cause, an error-flagged buffer counted as a driver gap, or an interruption missing.
+    @Test func holdSummarisesDropsByCauseAndInterruptions() async throws {
+        let backend = VirtualBackend()
+        let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[1])
+        let injector = Task {
+            await inject(.dropFrames(count: 5), into: backend, camera: camera)
+            try? await Task.sleep(nanoseconds: 300_000_000)
+            backend.inject(.bufferError, deviceID: camera.device.id)
+            try? await Task.sleep(nanoseconds: 300_000_000)
+            backend.inject(.silentStall(seconds: 2.5), deviceID: camera.device.id)
+        }
+        let summary = try await HoldCommand.hold(camera, seconds: 7) { _ in }
+        injector.cancel()
+        let text = summary.joined(separator: "\n")
+        #expect(text.contains("driver gap 5"), "\(text)")
+        #expect(text.contains("error-flagged 1"), "\(text)")
+        #expect(text.contains("1 interruption: at "), "\(text)")
+        // The hole's length, as the summary gives it ("... for 2.6 s"): about the stall's 2.5 s.
+        let length = text.split(separator: " for ").last.flatMap { Double($0.prefix { $0 != " " }) }
+        let hole = try #require(length, "\(text)")
+        #expect(hole >= 2 && hole < 4.5, "\(text)")
+    }
+
+    // --strict: the first fault ends hold at once with an error. Would catch: --strict ignored.
+    @Test func strictHoldFailsAtTheFirstFault() async throws {
+        let backend = VirtualBackend()
+        let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[1])
+        let injector = Task { await inject(.bufferError, into: backend, camera: camera) }
+        let started = Date()
+        await #expect(throws: CameraError.self) { try await HoldCommand.hold(camera, seconds: 30, strict: true) { _ in } }
+        injector.cancel()
+        #expect(Date().timeIntervalSince(started) < 20)
+    }
+
+    // A recording with a hole exits 0 (the file is whole) but its summary gives the hole's time
+    // in the file; with --strict it ends at the hole with status 1, file kept.
+    // Would catch: record exiting 0 in silence after a 3 s stall, or --strict not stopping.
+    @Test func recordReportsAHoleAndStrictMakesItFatal() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for strict in [false, true] {
+            let backend = VirtualBackend()
+            let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[1])
+            let url = dir.appendingPathComponent("hole-\(strict).mkv")
+            let injector = Task { await inject(.interruption(seconds: 2), into: backend, camera: camera) }
+            let started = Date()
+            let (status, error, summary) = await RecordCommand.record(
+                camera, to: url, duration: 6, options: RecordingOptions(), quiet: true, strict: strict)
+            injector.cancel()
+            #expect(error == nil)
+            #expect(status == (strict ? 1 : 0), "strict \(strict): \(summary)")
+            #expect(summary.joined().contains("1 interruption: at "), "strict \(strict): \(summary)")
+            if strict { #expect(Date().timeIntervalSince(started) < 6, "--strict stopped at the hole") }
+            #expect(FileManager.default.fileExists(atPath: url.path))
+        }
     }
 }
 #endif

@@ -52,6 +52,38 @@ struct PureSessionLogicTests {
         #expect(t.droppedByDriver == 5 && t.droppedByBackpressure == 5 && t.unreported == 0)
     }
 
+    // R5: a discarded frame (error-flagged, broken payload) counts under its cause and consumes
+    // its sequence number, so the gap the next frame shows is not counted again as the driver's.
+    // Would catch: an error-flagged buffer counted as a driver gap, or counted twice.
+    @Test func timelineCountsDiscardedFramesByCauseOnce() {
+        var t = FrameTimeline()
+        let now = Date()
+        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, now: now, monotonic: 1)
+        var last = t.discarded(.errorFlagged, sequence: 2, after: 1)
+        #expect(last == 2)
+        last = t.discarded(.brokenPayload, sequence: 4, after: last)  // 3 is a real gap
+        _ = t.frame(sequence: 5, after: last, timestamp: 1.4, interval: 0.1, now: now, monotonic: 1.4)
+        let s = t.statistics
+        #expect(s.framesDelivered == 2 && s.droppedAsErrored == 1 && s.droppedAsBroken == 1 && s.droppedByDriver == 1, "\(s)")
+        #expect(s.dropped == 3)
+    }
+
+    // S8, R5: an interruption opens at the last frame's arrival and closes at the next frame's,
+    // on the monotonic clock; a second notice of the same silence opens no second one.
+    // Would catch: an interruption with no length after frames resumed, or one counted twice.
+    @Test func timelineRecordsInterruptionsOnTheMonotonicClock() {
+        var t = FrameTimeline()
+        let now = Date()
+        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, now: now, monotonic: 100)
+        t.interrupted(monotonic: 102)
+        t.interrupted(monotonic: 103)
+        #expect(t.statistics.interruptions == [Camera.Interruption(start: 100, length: nil)])
+        _ = t.frame(sequence: 1, after: nil, timestamp: 5, interval: 0.1, now: now, monotonic: 103.5)  // after a rebind
+        #expect(t.statistics.interruptions == [Camera.Interruption(start: 100, length: .milliseconds(3500))])
+        t.interrupted(monotonic: 110)
+        #expect(t.statistics.interruptions.count == 2 && t.statistics.interruptions[1].start == 103.5)
+    }
+
     // R5: a timestamp wrap continues one interval after the last timestamp, then advances as the
     // driver's clock does; the first binding frame never needs smoothing.
     @Test func timelineKeepsTimestampsMonotonicAcrossAWrap() {

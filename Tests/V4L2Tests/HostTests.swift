@@ -86,6 +86,28 @@ struct V4L2HostTests {
         #expect(V4L2Errno(EINVAL, "x").cameraError(device: "d", fallback: CameraError.streamFailed).code == "streamFailed")
     }
 
+    // A USB camera's stable ID that no node carries (the camera is unplugged) is `disconnected`
+    // at once, read from sysfs alone; any other unknown ID stays `unknownDevice`.
+    // Would catch: "unknown device" after opening every other node (2.5 s in the VM).
+    @Test func anUnpluggedUSBCameraIsNotConnected() throws {
+        #expect(V4L2Discovery.isUSBID("usb-046d_HD_Pro_Webcam_C920_A1B2C3D4-video-index0"))
+        for id in ["usb-", "usb--video-index0", "usb-x-video-indexA", "platform:vivid-000/video0", "no-such-device"] {
+            #expect(!V4L2Discovery.isUSBID(id), "\(id)")
+        }
+        let absent = "usb-CamHAL_Test_No_Such_Camera_0000-video-index0"
+        #expect(throws: CameraError.disconnected(device: absent)) { try V4L2Backend().device(id: absent) }
+        #expect(CameraError.disconnected(device: absent).description.contains("not connected"))
+        #expect(throws: CameraError.disconnected(device: absent)) {
+            try BackendRegistry([V4L2Backend()], environment: [:]).open(backend: "v4l2", device: absent)
+        }
+        do {
+            _ = try V4L2Backend().device(id: "no-such-device")
+            Issue.record("no-such-device found")
+        } catch {
+            #expect(error.code == "unknownDevice", "\(error)")
+        }
+    }
+
     @Test func focusModesFollowTheControls() {
         #expect(V4L2Discovery.focusModes(auto: false, absolute: false, start: false) == [])
         #expect(V4L2Discovery.focusModes(auto: false, absolute: true, start: false) == [.locked, .manual])

@@ -41,6 +41,13 @@ package enum V4L2Discovery {
         return [node]
     }
 
+    /// Whether `id` has the form of a USB camera's stable ID (`usb-<vendor>_<model>[_<serial>]-video-index<N>`).
+    static func isUSBID(_ id: String) -> Bool {
+        guard id.hasPrefix("usb-"), let r = id.ranges(of: "-video-index").last else { return false }
+        let index = id[r.upperBound...]
+        return !index.isEmpty && index.allSatisfy(\.isNumber) && id.distance(from: id.startIndex, to: r.lowerBound) > 4
+    }
+
     /// A stable id. A USB camera: the name udev gives its /dev/v4l/by-id link, built from sysfs
     /// (`usbByIDName`), so the ID survives a replug where the node number may change, needs no
     /// udevd, and is the same in a hot-plug event that arrives before udev made the link. Else the

@@ -379,18 +379,24 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             }
             spuriousErrors = 0
             let index = b.index
-            guard Int(index) < buffers.count, b.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0 else {
+            guard Int(index) < buffers.count else {
                 core.requeue(index)
                 continue
             }
-            let buffer = buffers[Int(index)]
-            let used = min(Int(b.bytesused == 0 ? UInt32(buffer.length) : b.bytesused), buffer.length)
-            let core = self.core
             // Frames always get increasing numbers (R1): a driver that repeats one (vivid's HDMI
             // input of instance 0 numbers every frame twice, field NONE) gets the next number.
             var sequence = Self.sequence(of: b)
             if let last = lastSequence, sequence <= last { sequence = last + 1 }
             lastSequence = sequence
+            guard b.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0 else {
+                // A buffer the driver marks erroneous is never delivered, but counted (R5).
+                core.requeue(index)
+                sink.report(.frameDiscarded(sequence: sequence, reason: .errorFlagged))
+                continue
+            }
+            let buffer = buffers[Int(index)]
+            let used = min(Int(b.bytesused == 0 ? UInt32(buffer.length) : b.bytesused), buffer.length)
+            let core = self.core
             // Time increases too (R1): uvcvideo's timestamps (host time at a frame's first packet,
             // or converted from the device clock) were seen to step back ~55 ms on an emulated
             // webcam; such a frame gets the previous time plus 1 µs. A wrap passes through (R5).

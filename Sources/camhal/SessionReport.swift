@@ -1,0 +1,104 @@
+import CamHAL
+import Foundation
+
+/// What a verb that streams tells the user about its session, so no fault passes in silence:
+/// every warning the library puts on a snapshot, once, as a line on stderr; each interruption as
+/// it starts and ends; and, for the final summary, frames and drops by cause with the holes.
+/// Times are seconds on CLOCK_MONOTONIC from `origin` (the verb's start, or a recording's first
+/// frame, so a hole's time is its time in the file).
+final class SessionReport: Sendable {
+    let camera: Camera
+    let verb: String
+    /// CLOCK_MONOTONIC seconds the reported times count from.
+    let origin = Locked(Seconds.monotonicCoarse())
+    private let watcher = Locked<Task<Void, Never>?>(nil)
+    /// The first fault seen (an interruption, a lost frame, a stream error), for `--strict`.
+    let firstFault = Locked<String?>(nil)
+    private let onFault: (@Sendable (String) -> Void)?
+
+    /// Starts watching `camera`'s snapshots (call before `camera.start()` to see them all).
+    /// `onFault` is called once, with a description, at the first fault.
+    init(_ camera: Camera, verb: String, onFault: (@Sendable (String) -> Void)? = nil) {
+        self.camera = camera
+        self.verb = verb
+        self.onFault = onFault
+        let states = camera.stateUpdates()
+        watcher.set(Task { [weak self] in
+            var previous: CameraState?
+            var holeOpen = false
+            for await s in states {
+                guard let self else { return }
+                self.note(s, after: previous, holeOpen: &holeOpen)
+                previous = s
+            }
+        })
+    }
+
+    deinit { watcher.value?.cancel() }
+
+    /// Stops watching.
+    func finish() { watcher.value?.cancel() }
+
+    private func note(_ s: CameraState, after previous: CameraState?, holeOpen: inout Bool) {
+        // A snapshot keeps a binding's warning (a format fallback) until the next binding: print
+        // a warning when it first appears, not on every snapshot that still carries it.
+        if let w = s.warning, w != previous?.warning {
+            printError("camhal \(verb): warning: \(w)")
+            switch w {
+            case .framesDropped, .streamError: fault("\(w)")
+            default: break
+            }
+        }
+        if s.status == .interrupted, !holeOpen {
+            holeOpen = true
+            let at = camera.frameStatistics.interruptions.last.map { time($0.start) } ?? "?"
+            printError("camhal \(verb): interrupted: no frames since \(at)")
+            fault("an interruption at \(at)")
+        }
+        if s.isPreviewActive, holeOpen, let i = camera.frameStatistics.interruptions.last, let length = i.length {
+            holeOpen = false
+            printError("camhal \(verb): resumed: a \(Self.seconds(length)) hole from \(time(i.start))")
+        }
+    }
+
+    private func fault(_ what: String) {
+        let first = firstFault.withLock { f -> Bool in
+            guard f == nil else { return false }
+            f = what
+            return true
+        }
+        if first { onFault?(what) }
+    }
+
+    /// `t` (CLOCK_MONOTONIC seconds) as seconds from the origin: "3.2 s".
+    func time(_ t: Double) -> String { String(format: "%.1f s", t - origin.value) }
+
+    static func seconds(_ d: Duration) -> String {
+        let c = d.components
+        return String(format: "%.1f s", Double(c.seconds) + Double(c.attoseconds) / 1e18)
+    }
+
+    /// Drops by cause: "dropped 12 (driver gap 10, error-flagged 1, broken payload 1, behind 0)".
+    /// `behind` is what a consumer (the recorder) lost on its own; nil uses the session's
+    /// back-pressure count.
+    static func drops(_ s: Camera.FrameStatistics, behind: Int? = nil) -> String {
+        let b = behind ?? s.droppedByBackpressure
+        let total = s.droppedByDriver + s.droppedAsErrored + s.droppedAsBroken + b
+        return "dropped \(total) (driver gap \(s.droppedByDriver), error-flagged \(s.droppedAsErrored), "
+            + "broken payload \(s.droppedAsBroken), back-pressure \(b))"
+    }
+
+    /// The interruptions: "2 interruptions: at 3.1 s for 3.8 s; at 9.0 s, still going".
+    func interruptions(_ s: Camera.FrameStatistics) -> String {
+        guard !s.interruptions.isEmpty else { return "no interruptions" }
+        let list = s.interruptions.map { i in
+            "at \(time(i.start)) " + (i.length.map { "for \(Self.seconds($0))" } ?? "(frames had not resumed)")
+        }
+        return "\(s.interruptions.count) interruption\(s.interruptions.count == 1 ? "" : "s"): " + list.joined(separator: "; ")
+    }
+
+    /// Whether `s` (with `behind` lost by the consumer) shows any fault.
+    static func isFaulty(_ s: Camera.FrameStatistics, behind: Int? = nil) -> Bool {
+        !s.interruptions.isEmpty || s.droppedByDriver + s.droppedAsErrored + s.droppedAsBroken + (behind ?? s.droppedByBackpressure) > 0
+    }
+}
