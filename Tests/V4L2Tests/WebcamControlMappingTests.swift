@@ -106,4 +106,11 @@ struct WebcamControlMappingTests {
         #expect(V4L2Discovery.displayName(card: "vivid", usbProduct: nil) == "vivid")
         #expect(V4L2Discovery.displayName(card: "Integrated Camera: Integrated C", usbProduct: "Other") == "Integrated Camera: Integrated C")
     }
+
+    @Test("libcamera's USB ID of an interface: its sysfs name without the bus")
+    func libcameraUSBID() {
+        #expect(UVCNode.usbID(interfacePath: "/sys/devices/pci0000:00/0000:00:14.0/usb3/3-2/3-2.4/3-2.4:1.0") == "2.4:1.0")
+        #expect(UVCNode.usbID(interfacePath: "/sys/devices/platform/vhci_hcd.0/usb1/1-1/1-1:1.0") == "1:1.0")
+        #expect(UVCNode.usbID(interfacePath: "/sys/devices/platform/vivid.0") == nil)
+    }
 }
