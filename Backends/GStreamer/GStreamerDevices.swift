@@ -1,6 +1,7 @@
 #if GStreamer
 import CGStreamer
 import CamHAL
+import CamHALV4L2
 import Foundation
 
 /// A device a GStreamer device provider listed that CamHAL does not offer through this backend,
@@ -106,7 +107,7 @@ enum GStreamerDevices {
 
     /// The descriptor of one provider device: formats from its caps, facing from its properties.
     static func descriptor(_ dev: UnsafeMutablePointer<GstDevice>?, provider: String) -> DeviceDescriptor? {
-        let name = takeGString(gst_device_get_display_name(dev)) ?? "unnamed"
+        var name = takeGString(gst_device_get_display_name(dev)) ?? "unnamed"
         var details: [String: String] = ["gst.provider": provider, "gst.source": "device"]
         var facing = Facing.external
         var path: String?
@@ -137,6 +138,10 @@ enum GStreamerDevices {
             gst_caps_unref(caps)
         }
         guard !formats.isEmpty else { return nil }  // no raw video format we can deliver
+        if let path, path.hasPrefix("/dev/video") {
+            // The provider names a V4L2 node by its 31-byte card: the USB product string when that cut it.
+            name = V4L2Discovery.displayName(card: name, nodeName: String(path.dropFirst("/dev/".count)))
+        }
         let id = prefix(provider: provider) + ":" + (path ?? name)
         return DeviceDescriptor(
             id: id, name: name, backend: GStreamerBackend.backendIdentifier, facing: facing,

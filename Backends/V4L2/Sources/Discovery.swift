@@ -105,6 +105,13 @@ package enum V4L2Discovery {
         return product
     }
 
+    /// `displayName(card:usbProduct:)` with the product string read from sysfs for the node
+    /// `nodeName` ("video2"); the card when the node is not on USB. Any backend that lists a
+    /// V4L2 node by its card (GStreamer's v4l2 device provider) names it the same way.
+    package static func displayName(card: String, nodeName: String) -> String {
+        displayName(card: card, usbProduct: usbDeviceDirectory(nodeName: nodeName).flatMap { readTextFile("\($0)/product") })
+    }
+
     /// udev's `udev_replace_whitespace` then `udev_replace_chars` on a sysfs string.
     static func udevSanitized(_ raw: String) -> String {
         let words = raw.split(whereSeparator: \.isWhitespace)
@@ -247,8 +254,7 @@ package enum V4L2Discovery {
         for input in perInput {
             var d = details
             var id = baseID
-            var displayName = Self.displayName(
-                card: caps.card, usbProduct: usbDeviceDirectory(nodeName: name).flatMap { readTextFile("\($0)/product") })
+            var displayName = Self.displayName(card: caps.card, nodeName: name)
             if let input {
                 // Another process streaming the node refuses S_INPUT: list the current input only.
                 if input.index != original {

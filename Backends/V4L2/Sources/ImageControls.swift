@@ -25,7 +25,6 @@ package struct V4L2ImageControls: Sendable {
     static let antiFlickerByEntry: [AntiFlickerMode] = [.off, .hz50, .hz60, .auto]
 
     static let manualEntry = Int32(V4L2_EXPOSURE_MANUAL.rawValue)
-    static let shutterPriorityEntry = Int32(V4L2_EXPOSURE_SHUTTER_PRIORITY.rawValue)
     /// The white-balance temperatures the API offers: the device's range is in Kelvin by the
     /// V4L2 UAPI, but some report more than the plausible part (the Logitech C270: 0...10000);
     /// the capabilities keep the part inside this, the core clamps to it.
@@ -38,9 +37,11 @@ package struct V4L2ImageControls: Sendable {
     /// Priority, which is their full auto exposure).
     var exposureAutoEntry: Int32?
     var hasManualEntry = false
-    /// The `exposure_auto` entry a manual duration is written under: MANUAL where offered, else
-    /// SHUTTER_PRIORITY (the exposure time is the app's, gain stays automatic: webcams such as
-    /// the ELP 4K modules offer only Auto and Shutter Priority).
+    /// The `exposure_auto` entry a manual duration is written under: MANUAL, and only MANUAL.
+    /// A menu of Auto and Shutter Priority alone (the ELP 4K modules) gives no settable duration:
+    /// by the UVC spec Shutter Priority takes the host's exposure time, but uvcvideo refuses
+    /// exposure_time_absolute with EACCES unless auto_exposure is Manual (its master/slave check,
+    /// uvc_ctrl_is_accessible), so the camera stays in its own auto exposure (E2-E5 not supported).
     var durationEntry: Int32?
     /// `gain_automatic`: auto exposure by gain alone; off means manual gain.
     var hasAutoGain = false
@@ -59,7 +60,7 @@ package struct V4L2ImageControls: Sendable {
             exposureAutoEntry = entries.contains(Int32(V4L2_EXPOSURE_AUTO.rawValue)) ? Int32(V4L2_EXPOSURE_AUTO.rawValue)
                 : entries.contains(Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue)) ? Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue) : nil
             hasManualEntry = entries.contains(Self.manualEntry)
-            durationEntry = hasManualEntry ? Self.manualEntry : entries.contains(Self.shutterPriorityEntry) ? Self.shutterPriorityEntry : nil
+            durationEntry = hasManualEntry ? Self.manualEntry : nil
         }
         duration = fd.queryControl(Self.exposureAbsoluteID)
         gain = fd.queryControl(Self.gainID)
@@ -76,8 +77,8 @@ package struct V4L2ImageControls: Sendable {
         range.filter { fd.hasMenuEntry(id, $0) }.map { Int32($0) }
     }
 
-    /// A settable duration needs the MANUAL or SHUTTER_PRIORITY entry of the menu (the
-    /// manual-exposure handshake: V4L2 refuses exposure_time_absolute while it is inactive).
+    /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake:
+    /// uvcvideo refuses exposure_time_absolute while the menu is on any other entry).
     private var canSetDuration: Bool { duration != nil && durationEntry != nil }
     /// A settable gain needs a way to turn automatic gain off (the menu's MANUAL, or gain_automatic).
     private var canSetGain: Bool { gain != nil && (hasManualEntry || hasAutoGain) }
@@ -115,9 +116,8 @@ package struct V4L2ImageControls: Sendable {
 
     // MARK: Applying (on the session's queue)
 
-    /// Applies `request`; for manual, MANUAL (or SHUTTER_PRIORITY, `durationEntry`) is selected
-    /// before the duration and gain are written, as V4L2 refuses exposure_time_absolute while auto
-    /// is on (E3). Returns what the device reads back.
+    /// Applies `request`; for manual, MANUAL is selected before the duration and gain are written,
+    /// as V4L2 refuses exposure_time_absolute while auto is on (E3). Returns what the device reads back.
     package func applyExposure(_ request: ExposureSettings, fd: some V4L2ControlAccess) -> ExposureSettings {
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {

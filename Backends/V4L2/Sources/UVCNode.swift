@@ -7,8 +7,9 @@ import Glibc
 /// webcam without those entries refuses the request.
 package enum UVCNode {
     /// The capture node (index 0) of the USB video interface libcamera 0.0.3 names `cameraID`:
-    /// "<controller>-<usb port>-<idVendor>:<idProduct>", the port being the interface's sysfs
-    /// name up to its ':' ("1-2" for "1-2:1.0"). Nil when no node matches (not a UVC camera).
+    /// "<controller>-<usb id>-<idVendor>:<idProduct>", the USB ID being the interface's sysfs
+    /// name without its bus ("2.4:1.0" for "3-2.4:1.0"; its uvcvideo handler's generateId). Nil
+    /// when no node matches (not a UVC camera).
     package static func captureNode(libcameraID cameraID: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
         for name in listDirectory(sysfsClass).sorted() where name.hasPrefix("video") {
             guard readTextFile("\(sysfsClass)/\(name)/index")?.trimmingSpaces == "0",
@@ -17,10 +18,17 @@ package enum UVCNode {
                   let vid = readTextFile("\(usb)/idVendor")?.trimmingSpaces,
                   let pid = readTextFile("\(usb)/idProduct")?.trimmingSpaces
             else { continue }
-            let port = interface.split(separator: "/").last.map { String($0.prefix { $0 != ":" }) } ?? ""
-            if !port.isEmpty, cameraID.hasSuffix("-\(port)-\(vid):\(pid)") { return "/dev/\(name)" }
+            if let usbID = usbID(interfacePath: interface), cameraID.hasSuffix("-\(usbID)-\(vid):\(pid)") { return "/dev/\(name)" }
         }
         return nil
+    }
+
+    /// libcamera's USB ID of an interface's sysfs path: its name without the bus ("…/3-2.4:1.0"
+    /// gives "2.4:1.0").
+    static func usbID(interfacePath: String) -> String? {
+        guard let base = interfacePath.split(separator: "/").last, let dash = base.firstIndex(of: "-") else { return nil }
+        let id = base[base.index(after: dash)...]
+        return id.isEmpty ? nil : String(id)
     }
 
     /// The `auto_exposure` menu entries (V4L2_EXPOSURE_*: 0 auto, 1 manual, 2 shutter priority,
