@@ -27,4 +27,11 @@ enum Seconds {
     static func sleep(_ seconds: Double) async throws {
         try await Task.sleep(nanoseconds: UInt64(min(max(seconds.isNaN ? 0 : seconds, 0), maximum) * 1e9))
     }
+
+    /// CLOCK_MONOTONIC_COARSE in seconds, as the real one reads it (the verbs' reports stamp with it).
+    static func monotonicCoarse() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
 }
