@@ -162,7 +162,8 @@ enum GStreamerDevices {
             backend: GStreamerBackend.backendIdentifier, facing: .external,
             lenses: DeviceDescriptor.singleLens(kind: .external, facing: .external, maxZoom: 8),
             formats: formats, zoomMethod: .sensorCrop, isExclusive: false,
-            details: ["gst.source": "test", "gst.launch": "videotestsrc is-live=true", "kind": "virtual test camera"])
+            details: ["gst.source": "test", "gst.launch": "videotestsrc is-live=true", "kind": "virtual test camera"],
+            isTestSource: true)
     }
 }
 #endif

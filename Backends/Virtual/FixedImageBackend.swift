@@ -30,7 +30,7 @@ public final class FixedImageBackend: CameraBackend, @unchecked Sendable {
             id: identifier, name: name ?? identifier, backend: identifier, facing: facing,
             lenses: DeviceDescriptor.singleLens(facing: facing, maxZoom: maxZoom),
             formats: [FormatDescription(pixelFormat: picture.format, size: size, frameRates: [frameRate])],
-            zoomMethod: .frameCrop)
+            zoomMethod: .frameCrop, isTestSource: true)
     }
 
     public func availability() -> BackendAvailability { .available }

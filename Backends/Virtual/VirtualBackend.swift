@@ -60,13 +60,13 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
             details: ["kind": "virtual test double", "exclusive-scope": "process"],
             exposure: VirtualPhysics.exposureCapabilities(frameRate: frameRate),
             whiteBalance: VirtualPhysics.whiteBalanceCapabilities, antiFlickerModes: AntiFlickerMode.allCases,
-            metering: VirtualPhysics.meteringCapabilities)
+            metering: VirtualPhysics.meteringCapabilities, isTestSource: true)
         let front = DeviceDescriptor(
             id: "virtual-front", name: "CamHAL virtual camera (front)", backend: "virtual", facing: .front,
             lenses: [Lens(id: "front-wide", kind: .wide, facing: .front, minZoomRatio: 1, maxZoomRatio: 4)],
             hasTorch: false, supportsFocusPoint: false, focusModes: [],
             formats: formats, zoomMethod: .sensorCrop, isExclusive: true,
-            details: ["kind": "virtual test double", "exclusive-scope": "process"])
+            details: ["kind": "virtual test double", "exclusive-scope": "process"], isTestSource: true)
         return [back, front]
     }
 

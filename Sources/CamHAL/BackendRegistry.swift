@@ -54,17 +54,52 @@ public struct BackendRegistry: Sendable {
         preference.map { name in (name, registered.first { $0.identifier == name }) }
     }
 
-    /// The first available backend in preference order that has at least one device.
+    /// The first camera in preference order: the first device of the first available backend
+    /// that has one, skipping devices listed with an access error (`details["error"]`) and test sources (`DeviceDescriptor.isTestSource`) unless
+    /// `CAMHAL_BACKENDS` names the backends (then the user asked for them).
     public func firstAvailable() -> (any CameraBackend, DeviceDescriptor)? {
-        for (_, backend) in ordered {
-            guard let backend, backend.availability().isAvailable,
-                  let devices = try? backend.devices(), let first = devices.first else { continue }
-            return (backend, first)
-        }
-        return nil
+        (try? defaultDevice().get())
     }
 
-    /// Opens a session on `deviceID` of `backend` (or the first device of the first available backend).
+    /// Whether `CAMHAL_BACKENDS` chose the backends (so their test sources may open by default).
+    private var preferenceIsExplicit: Bool { override.map { !trimmingSpaces($0).isEmpty } ?? false }
+
+    /// The default device, or `CameraError.noCamera` saying what each backend saw.
+    private func defaultDevice() -> Result<(any CameraBackend, DeviceDescriptor), CameraError> {
+        var lookedAt: [String] = []
+        for (name, backend) in ordered {
+            guard let backend else {
+                lookedAt.append("\(name): unknown backend in CAMHAL_BACKENDS")
+                continue
+            }
+            if case .unavailable(let reason) = backend.availability() {
+                lookedAt.append("\(name): unavailable (\(reason))")
+                continue
+            }
+            let devices: [DeviceDescriptor]
+            do {
+                devices = try backend.devices()
+            } catch {
+                lookedAt.append("\(name): listing failed (\(error))")
+                continue
+            }
+            // A device listed with an access error (`details["error"]`: a node this user may not
+            // open) is reported, not chosen: another camera may be usable.
+            if let camera = devices.first(where: { ($0.details["error"] == nil) && (preferenceIsExplicit || !$0.isTestSource) }) {
+                return .success((backend, camera))
+            }
+            var seen = devices.compactMap { d in d.details["error"].map { "'\(d.id)' cannot be opened (\($0))" } }
+            let tests = devices.filter { $0.isTestSource && $0.details["error"] == nil }.map { "'\($0.id)'" }
+            if !tests.isEmpty { seen.append("only test source \(tests.joined(separator: ", ")), opened by name") }
+            lookedAt.append("\(name): " + (seen.isEmpty ? "no device" : seen.joined(separator: ", ")))
+        }
+        return .failure(.noCamera(lookedAt: lookedAt))
+    }
+
+    /// Opens a session on `deviceID` of `backend`; with neither, on the first camera in preference
+    /// order (``firstAvailable()``), or throws `CameraError.noCamera` saying what was looked at.
+    /// A test source is never the default: name it (`open(backend: "virtual")`) or list its
+    /// backend in `CAMHAL_BACKENDS`.
     public func open(backend: String? = nil, device deviceID: String? = nil, configuration: Camera.Configuration = .init())
         throws(CameraError) -> Camera
     {
@@ -102,12 +137,7 @@ public struct BackendRegistry: Sendable {
             }
             throw absent ?? CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
         }
-        guard let (b, d) = firstAvailable() else {
-            let unknown = ordered.filter { $0.backend == nil }.map { "'\($0.identifier)'" }
-            throw CameraError.backendUnavailable(
-                backend: preference.joined(separator: ","),
-                reason: "no available backend has a device" + (unknown.isEmpty ? "" : "; unknown backend \(unknown.joined(separator: ", ")) in CAMHAL_BACKENDS"))
-        }
+        let (b, d) = try defaultDevice().get()
         return Camera(backend: b, device: d, configuration: configuration)
     }
 }

@@ -28,6 +28,11 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
     case lensNotPinnable(lensID: String)
     /// An operation did not finish in time.
     case timeout(String)
+    /// `BackendRegistry.open()` found no camera to open by default. `lookedAt` says, one entry
+    /// per backend asked, what each one saw (unavailable and why, no device, a device it may not
+    /// open, only test sources). Test sources (the virtual camera, `videotestsrc`) are never the
+    /// default: open one by name or list its backend in `CAMHAL_BACKENDS`.
+    case noCamera(lookedAt: [String])
 
     /// A short stable code, for logs and JSON.
     public var code: String {
@@ -44,6 +49,7 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
         case .backendUnavailable: return "backendUnavailable"
         case .lensNotPinnable: return "lensNotPinnable"
         case .timeout: return "timeout"
+        case .noCamera: return "noCamera"
         }
     }
 
@@ -73,6 +79,9 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
             return "lens '\(id)' is not pinnable"
         case .timeout(let what):
             return "timed out: \(what)"
+        case .noCamera(let lookedAt):
+            return "no camera found" + (lookedAt.isEmpty ? " (no backend registered)" : "; looked at " + lookedAt.joined(separator: "; "))
+                + ". Test sources open only by name (open(backend: \"virtual\"), CAMHAL_BACKENDS=virtual)"
         }
     }
 }

@@ -45,15 +45,25 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     /// The loops that take a metering region, and how many; nil when the device meters only
     /// the whole frame its own way (A1).
     public var metering: MeteringCapabilities?
+    /// Whether this is a test source (the virtual camera, GStreamer's `videotestsrc`) rather
+    /// than a camera: `BackendRegistry.open()` never picks one by default, so an app with no
+    /// camera gets `CameraError.noCamera` instead of colour bars. Open it by name.
+    public var isTestSource: Bool {
+        get { testSource ?? false }
+        set { testSource = newValue ? true : nil }
+    }
+    /// Stored as an optional so that a descriptor encoded without it decodes as a camera.
+    private var testSource: Bool?
 
-    /// A descriptor; the defaults describe a fixed-focus, torchless, exclusive device zoomed in the frame path.
+    /// A descriptor; the defaults describe a fixed-focus, torchless, exclusive camera (not a test
+    /// source) zoomed in the frame path.
     public init(
         id: String, name: String, backend: String, facing: Facing, lenses: [Lens],
         hasTorch: Bool = false, supportsFocusPoint: Bool = false, focusModes: [FocusMode] = [],
         formats: [FormatDescription], zoomMethod: ZoomMethod = .frameCrop, isExclusive: Bool = true,
         details: [String: String] = [:], exposure: ExposureCapabilities? = nil,
         whiteBalance: WhiteBalanceCapabilities? = nil, antiFlickerModes: [AntiFlickerMode]? = nil,
-        metering: MeteringCapabilities? = nil
+        metering: MeteringCapabilities? = nil, isTestSource: Bool = false
     ) {
         self.id = id
         self.name = name
@@ -71,6 +81,7 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         self.whiteBalance = whiteBalance
         self.antiFlickerModes = antiFlickerModes
         self.metering = metering
+        self.testSource = isTestSource ? true : nil
     }
 
     public var description: String { "\(backend):\(id) '\(name)' (\(facing))" }

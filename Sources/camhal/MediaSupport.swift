@@ -16,7 +16,8 @@ enum MediaSupport {
 
     /// The usage lines for `sourceOptions`.
     static let sourceUsage = """
-          --backend B        backend (default: the first available one in CAMHAL_BACKENDS order)
+          --backend B        backend (default: the first camera in CAMHAL_BACKENDS order; a test
+                             source, such as virtual or videotestsrc, only when named)
           --device ID        device id as `camhal probe` lists it (default: the backend's first)
           --source S         a GStreamer URI (rtsp://, file://) or source description
                              ('videotestsrc pattern=ball', 'v4l2src device=/dev/video2 ! videoflip
@@ -26,7 +27,7 @@ enum MediaSupport {
         """
 
     /// Opens `--source` through the GStreamer backend, or `--backend`/`--device` (default: the first
-    /// available backend's first device), or a virtual camera showing `image` when given; streaming
+    /// camera, never a test source), or a virtual camera showing `image` when given; streaming
     /// `--format` and `--size` unless `stream` (which wins) says otherwise.
     static func open(_ a: Arguments, stream: StreamRequest? = nil, image: String? = nil) throws -> Camera {
         try CLI.stopIfParsingOnly()

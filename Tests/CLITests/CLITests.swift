@@ -108,6 +108,25 @@ extension CamhalBinaryTests {
             #expect(format.stderr.contains("'Y16'") && format.stderr.contains("YUYV"), "\(format)")
         }
 
+        /// `camhal capture -o x.jpg` with no device named takes a camera, never a test source:
+        /// with none (this host and CI's have none) it exits 1 with the no-camera error and
+        /// writes nothing. Would catch: the CLI's default falling back to videotestsrc or the
+        /// virtual camera and writing colour bars as if they were a photo.
+        @Test("the default device is a camera or a clear no-camera error")
+        func defaultDeviceIsACamera() async throws {
+            let out = scratch.appendingPathComponent("default.jpg").path
+            let run = try await camhal(["capture", "-o", out])
+            if run.status == 0 {
+                // A machine with a camera: the photo came from it.
+                #expect(!run.stdout.contains("from gstreamer:videotestsrc") && !run.stdout.contains("from virtual:"), "\(run)")
+            } else {
+                #expect(run.status == 1, "\(run)")
+                #expect(run.stderr.contains("camhal capture: no camera found; looked at v4l2: "), "\(run)")
+                #expect(run.stderr.contains("virtual: only test source"), "\(run)")
+                #expect(!FileManager.default.fileExists(atPath: out), "a file was written: \(run)")
+            }
+        }
+
         @Test("CAMHAL_BACKENDS with only unknown names names them; with only separators is an error")
         func backendsEnvironment() async throws {
             let out = scratch.appendingPathComponent("p.jpg").path

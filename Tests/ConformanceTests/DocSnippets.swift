@@ -10,9 +10,11 @@ import Testing
 /// `// end snippet`).
 enum DocSnippets {
     /// Inside `DocSnippets`, `Backends.registry()` is this one: the snippets run against the
-    /// virtual camera whatever this machine has. `realRegistryHasTheSameShape` keeps it honest.
+    /// virtual camera whatever this machine has, named as a user names it (`CAMHAL_BACKENDS`: a
+    /// test source is never the default). `realRegistryHasTheSameShape` keeps it honest, and
+    /// `DefaultDeviceTests` runs the sample's first line against the real registry.
     enum Backends {
-        static func registry() -> BackendRegistry { BackendRegistry([VirtualBackend()], environment: [:]) }
+        static func registry() -> BackendRegistry { BackendRegistry([VirtualBackend()], environment: ["CAMHAL_BACKENDS": "virtual"]) }
     }
 
     /// GettingStarted.md, "A first session" (the README's first sample).
