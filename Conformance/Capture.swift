@@ -11,13 +11,13 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
     Check("C1a", "capturePhoto: size, quality, orientation, mirroring") { ctx in
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
-        let photo = try await cam.capturePhoto(PhotoSettings(quality: 90, rotationDegrees: 90, timeout: ctx.timeout(5)))
+        let photo = try await cam.capturePhoto(PhotoSettings(quality: 90, rotationDegrees: 90, timeout: .seconds(ctx.timeout(5))))
         let size = try photo.data.withUnsafeBytes { b in Result { () throws(CameraError) in try JPEGCodec.shared.dimensions(of: b) } }.get()
         try expect(size == Size(width: photo.width, height: photo.height), "JPEG is \(size), photo says \(photo.width)x\(photo.height)")
         try expect(JPEGSegments.exifOrientation(of: photo.data) == 6, "EXIF orientation \(String(describing: JPEGSegments.exifOrientation(of: photo.data))) for 90°")
         try expect(photo.metadata.mirrored == (ctx.device.facing == .front), "auto mirroring \(photo.metadata.mirrored) on a \(ctx.device.facing) camera")
         // Same frame, different settings: isolates the encoder from scene changes.
-        let frame = try await cam.nextFrame(timeout: ctx.timeout(5))
+        let frame = try await cam.nextFrame(timeout: .seconds(ctx.timeout(5)))
         try expect(photo.width == frame.visibleRect.width - frame.visibleRect.width % 2 || photo.width == frame.visibleRect.width,
                    "photo width \(photo.width) vs visible \(frame.visibleRect)")
         let low = try PhotoEncoder.photo(from: frame, settings: PhotoSettings(quality: 20, mirror: .off), device: ctx.device)
@@ -50,7 +50,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             }
         }
         do {
-            _ = try await idle.capturePhoto(PhotoSettings(timeout: 30))
+            _ = try await idle.capturePhoto(PhotoSettings(timeout: .seconds(30)))
             throw CheckFailure(reason: "captured from a session that was never started")
         } catch is CameraError {}
         try expect(Date().timeIntervalSince(started) < ctx.timeout(2), "refusals took \(Date().timeIntervalSince(started)) s")
@@ -60,7 +60,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("photo.jpg")
-        let photo = try await cam.capturePhoto(to: url, settings: PhotoSettings(timeout: ctx.timeout(5)))
+        let photo = try await cam.capturePhoto(to: url, settings: PhotoSettings(timeout: .seconds(ctx.timeout(5))))
         let onDisk = try [UInt8](Data(contentsOf: url))
         try expect(onDisk == photo.data, "file differs from the photo (\(onDisk.count) vs \(photo.data.count) B)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
@@ -76,7 +76,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("clip.mkv")
-        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(5)))
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: .seconds(ctx.timeout(5))))
         let stopper = Task {
             try? await Task.sleep(nanoseconds: UInt64(2.2e9))
             rec.stop()
@@ -97,7 +97,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try expect(error == nil, "finalized with \(String(describing: error))")
         try expect(stats.frames > 0 && stats.bytes > 0, "\(stats)")
         // Decoding is software H.264: stretched like every other wait on a slow (emulated) machine.
-        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: .seconds(ctx.timeout(30)))
         try expect(decoded >= stats.frames - 2, "file decodes to \(decoded) of \(stats.frames) frames")
         return .ok
     },
@@ -113,7 +113,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("cut.mkv")
-        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(5)))
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: .seconds(ctx.timeout(5))))
         let finalized = Task { () -> (RecordingStats, CameraError?)? in
             for await event in rec.events { if case .finalized(_, let stats, let error) = event { return (stats, error) } }
             return nil
@@ -135,7 +135,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             throw CheckFailure(reason: "recording not finalized within \(String.num(ctx.timeout(5))) s of the session failing")
         }
         try expect(error == .disconnected(device: ctx.device.id), "recording ended with \(String(describing: error)), not the disconnect")
-        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(30))
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: .seconds(ctx.timeout(30)))
         try expect(stats.frames > 5 && decoded >= stats.frames - 2, "decoded \(decoded) of \(stats.frames) frames")
         return .ok
     },

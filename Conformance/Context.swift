@@ -75,7 +75,7 @@ public final class ConformanceContext: @unchecked Sendable {
     public func openCamera(_ device: DeviceDescriptor? = nil) -> Camera {
         let camera = Camera(
             backend: backend, device: device ?? self.device,
-            configuration: .init(interruptionTimeout: 2 * timeScale, firstFrameTimeout: 10 * timeScale, recoveryDelay: 3 * timeScale))
+            configuration: .init(interruptionTimeout: .seconds(2 * timeScale), firstFrameTimeout: .seconds(10 * timeScale), recoveryDelay: .seconds(3 * timeScale)))
         opened.withLock { $0.append(camera) }
         return camera
     }
@@ -96,7 +96,7 @@ public final class ConformanceContext: @unchecked Sendable {
     /// that carries their settings generation (M2): no sleep guessing how long a setting takes.
     public func settle(_ camera: Camera) async throws {
         do {
-            _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: timeout(10))
+            _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(timeout(10)))
         } catch {
             throw CheckFailure(reason: "settings never reached a frame: \(error); last state \(camera.currentState)")
         }
@@ -222,7 +222,7 @@ func holdFrames(_ stream: FrameStream, count: Int, timeout: Double, keep: Bool, 
     var frames: [Frame] = []
     while infos.count < count {
         let left = deadline.timeIntervalSinceNow
-        guard left > 0, let f = await stream.next(timeout: left) else { break }
+        guard left > 0, let f = await stream.next(timeout: .seconds(left)) else { break }
         infos.append(FrameInfo(f, hooks: hooks))
         if keep { frames.append(f) }
     }

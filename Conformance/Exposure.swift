@@ -21,7 +21,7 @@ private func manualProbe(_ e: ExposureCapabilities?) -> ManualProbe? {
     guard let e, e.modes.contains(.manual) else { return nil }
     if let d = e.durationRange {
         let t = probeDuration(d)
-        return ManualProbe(name: "setExposureDuration(\(t))", set: { $0.setExposureDuration(t) }, matches: { sameDuration($0?.duration, t) })
+        return ManualProbe(name: "setExposureDuration(.seconds(\(t)))", set: { $0.setExposureDuration(.seconds(t)) }, matches: { sameDuration($0?.duration, t) })
     }
     if let g = e.gainRange {
         let t = ((g.lowerBound + g.upperBound) / 2).rounded()
@@ -57,22 +57,23 @@ let exposureArea = Area(name: "Exposure", checks: [
         try expect(s.exposure != nil, "running snapshot has no exposure on a device with the control")
         return .ok
     },
-    // E2: NaN is refused with a warning naming it and leaves exposure as it was; out-of-range
-    // durations and biases are clamped into the capabilities' ranges. Catches: NaN written to
+    // E2: a NaN gain is refused with a warning naming it and leaves exposure as it was (a
+    // duration is a Duration: it cannot be NaN); out-of-range durations, gains and biases are
+    // clamped into the capabilities' ranges. Catches: NaN written to
     // the device, or 1e9 s passed through as a control value that wraps.
     Check("E2", "exposure clamps and refuses NaN") { ctx in
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         let start = try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        let nan = try await applyAndWait(cam, rec, ctx, "setExposureDuration(nan)", { cam.setExposureDuration(.nan) })
-        try expect(nan.warning == .invalidArgument(name: "exposureDuration", value: "nan"), "NaN gave warning \(String(describing: nan.warning))")
+        let nan = try await applyAndWait(cam, rec, ctx, "setExposureGain(nan)", { cam.setExposureGain(.nan) })
+        try expect(nan.warning == .invalidArgument(name: "exposureGain", value: "nan"), "NaN gave warning \(String(describing: nan.warning))")
         try expect(nan.exposure == start.exposure, "NaN changed exposure to \(String(describing: nan.exposure))")
         guard let e = ctx.device.exposure else { return .notSupported("device has no exposure control") }
         var tested = false
         if let d = e.durationRange, e.modes.contains(.manual) {
-            let high = try await applyAndWait(cam, rec, ctx, "setExposureDuration(1e9)", { cam.setExposureDuration(1e9) })
+            let high = try await applyAndWait(cam, rec, ctx, "setExposureDuration(.seconds(1e9))", { cam.setExposureDuration(.seconds(1e9)) })
             try expect(sameDuration(high.exposure?.duration, d.upperBound), "1e9 s gave \(String(describing: high.exposure)), range \(d)")
-            let low = try await applyAndWait(cam, rec, ctx, "setExposureDuration(-1)", { cam.setExposureDuration(-1) })
+            let low = try await applyAndWait(cam, rec, ctx, "setExposureDuration(.seconds(-1))", { cam.setExposureDuration(.seconds(-1)) })
             try expect(sameDuration(low.exposure?.duration, d.lowerBound), "-1 s gave \(String(describing: low.exposure)), range \(d)")
             tested = true
         }
@@ -144,9 +145,9 @@ let exposureArea = Area(name: "Exposure", checks: [
         try await ctx.startAndWaitForPreview(cam)
         let short = d.upperBound / 8
         if e.gainRange != nil { cam.setExposureGain(1) }
-        cam.setExposureDuration(short)
+        cam.setExposureDuration(.seconds(short))
         let dark = try await measureSettled(cam, ctx)
-        cam.setExposureDuration(short * 4)
+        cam.setExposureDuration(.seconds(short * 4))
         let bright = try await measureSettled(cam, ctx)
         let ratio = (bright.luma - 16) / max(0.01, dark.luma - 16)
         try expect(abs(ratio - 4) < 0.4, "4x the duration gave \(ZoomMath.format(ratio))x the light (\(ZoomMath.format(dark.luma)) → \(ZoomMath.format(bright.luma)))")

@@ -45,11 +45,11 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 8))
         try await ctx.startAndWaitForPreview(cam)
-        guard var last = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "no frame") }
+        guard var last = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "no frame") }
         hooks.inject(.timestampWrap(seconds: 500), deviceID: ctx.device.id)
         var wrapped = false
         for _ in 0..<10 {
-            guard let f = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "frames stopped") }
+            guard let f = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "frames stopped") }
             try expect(f.timestamp > last.timestamp, "timestamp \(last.timestamp) then \(f.timestamp)")
             if f.metadata.driverTimestamp < last.metadata.driverTimestamp { wrapped = true }
             last = f
@@ -113,7 +113,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         try await ctx.startAndWaitForPreview(cam)
         async let a = collectFrames(queued, count: 8, timeout: ctx.timeout(15))
         var slow = 0
-        while slow < 2, await latest.next(timeout: ctx.timeout(5)) != nil {
+        while slow < 2, await latest.next(timeout: .seconds(ctx.timeout(5))) != nil {
             slow += 1
             try await Task.sleep(nanoseconds: UInt64(4 / max(1, cam.streamFormat?.frameRate ?? 30) * 1e9))  // a slow consumer, on purpose
         }
@@ -133,7 +133,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
             for _ in 0..<2 {
                 group.addTask {
                     var n = 0
-                    while n < 3, await stream.next(timeout: limit) != nil { n += 1 }
+                    while n < 3, await stream.next(timeout: .seconds(limit)) != nil { n += 1 }
                     return n
                 }
             }
@@ -148,7 +148,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames()
         // Not started: no frame can come, so only cancellation can end these waits.
-        let timed = Task { await stream.next(timeout: 3600) == nil }
+        let timed = Task { await stream.next(timeout: .seconds(3600)) == nil }
         let looped = Task { () -> Bool in
             for await _ in stream {}
             return true
@@ -196,14 +196,14 @@ private func wrapFromTheNextStart(_ ctx: ConformanceContext, _ faults: any Fault
     let cam = ctx.openCamera()
     let stream = cam.frames(policy: .block(capacity: 8))
     try await ctx.startAndWaitForPreview(cam)
-    guard var last = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "no frame") }
+    guard var last = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "no frame") }
     let deadline = Date(timeIntervalSinceNow: ctx.timeout(DeviceFault.timestampWrapDelay + 10))
     var sinceWrap: Int?
     while (sinceWrap ?? 0) < 5 {
         guard Date() < deadline else {
             throw CheckFailure(reason: "driverTimestamp never wrapped (last \(last.metadata.driverTimestamp)) within \(String.num(DeviceFault.timestampWrapDelay)) s and a margin")
         }
-        guard let f = await stream.next(timeout: ctx.timeout(5)) else { throw CheckFailure(reason: "frames stopped: \(cam.currentState)") }
+        guard let f = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "frames stopped: \(cam.currentState)") }
         let appStep = f.timestamp - last.timestamp, driverStep = f.metadata.driverTimestamp - last.metadata.driverTimestamp
         try expect(appStep > 0, "timestamp \(last.timestamp) then \(f.timestamp) (driver \(last.metadata.driverTimestamp) then \(f.metadata.driverTimestamp))")
         if driverStep < 0 {

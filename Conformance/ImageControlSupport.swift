@@ -93,7 +93,7 @@ func measureSettled(_ cam: Camera, _ ctx: ConformanceContext) async throws -> (l
     let deadline = Date(timeIntervalSinceNow: ctx.timeout(10))
     var first: UInt64?
     while deadline.timeIntervalSinceNow > 0 {
-        guard let f = await stream.next(timeout: deadline.timeIntervalSinceNow) else { break }
+        guard let f = await stream.next(timeout: .seconds(deadline.timeIntervalSinceNow)) else { break }
         guard f.metadata.generation >= generation else { continue }
         guard let seen = first else { first = f.sequence; continue }
         guard f.sequence > seen else { continue }
@@ -113,7 +113,7 @@ func measureUntil(
     var seen = 0
     let deadline = Date(timeIntervalSinceNow: ctx.timeout(10))
     while seen < limit, deadline.timeIntervalSinceNow > 0 {
-        guard let f = await stream.next(timeout: deadline.timeIntervalSinceNow) else { break }
+        guard let f = await stream.next(timeout: .seconds(deadline.timeIntervalSinceNow)) else { break }
         guard f.metadata.generation >= generation, let m = measureLightAndColour(f) else { continue }
         seen += 1
         if done(m) { return m }

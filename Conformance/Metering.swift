@@ -65,8 +65,8 @@ let meteringArea = Area(name: "Metering", checks: [
         let outside = MeteringRegion(point: NormalizedPoint(x: 1.5, y: 0.5))
         let s2 = try await applyAndWait(cam, rec, ctx, "setMetering(x 1.5)", { cam.setMetering([outside]) })
         try expect(s2.warning == .invalidArgument(name: "meteringRegion", value: "\(outside)"), "a region outside the view gave warning \(String(describing: s2.warning))")
-        let s3 = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: nan)", { cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: .nan) })
-        try expect(s3.warning == .invalidArgument(name: "meteringAutoCancel", value: "nan"), "a NaN auto-cancel gave warning \(String(describing: s3.warning))")
+        let s3 = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: .zero)", { cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: .zero) })
+        try expect(s3.warning == .invalidArgument(name: "meteringAutoCancel", value: "\(Duration.zero)"), "a zero auto-cancel gave warning \(String(describing: s3.warning))")
         try expect(s3.metering == start.metering, "refused calls left metering \(s3.metering), before \(start.metering)")
         return caps == nil ? .notSupported("device meters the whole frame only; refusals still named") : .ok
     },
@@ -108,7 +108,7 @@ let meteringArea = Area(name: "Metering", checks: [
         let (cam, rec, caps) = try await startMetered(ctx)
         guard let caps else { return .notSupported("device meters the whole frame only") }
         let region = probeRegion(caps)
-        let set = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: 0.5)", { cam.setMetering([region], autoCancelAfter: 0.5) })
+        let set = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: .seconds(0.5))", { cam.setMetering([region], autoCancelAfter: .seconds(0.5)) })
         try expect(set.metering.count == 1 && same(set.metering.first?.center, region.center), "snapshot meters \(set.metering) after setMetering(\(region))")
         let mark = rec.all.count
         guard let cancelled = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.metering.isEmpty }) else {

@@ -122,7 +122,7 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         let first = try controls.value(of: c.name)
         let deadline = Date(timeIntervalSinceNow: ctx.timeout(3))
         while Date() < deadline {
-            _ = try await cam.frame(atGeneration: 0, timeout: ctx.timeout(2))
+            _ = try await cam.frame(atGeneration: 0, timeout: .seconds(ctx.timeout(2)))
             if try controls.value(of: c.name) != first { return .ok }
         }
         // A device may hold a volatile value steady (a gain its auto loop settled on); the virtual

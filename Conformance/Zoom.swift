@@ -102,7 +102,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         let t0 = Date()
-        cam.rampZoomRatio(2, durationMs: 400)
+        cam.rampZoomRatio(2, duration: .milliseconds(400))
         guard await rec.wait(timeout: ctx.timeout(3), after: mark, { close($0.zoomRatio, 2, tolerance: 1e-6) }) != nil else {
             throw CheckFailure(reason: "ramp never reached 2: \(cam.currentState)")
         }
@@ -122,7 +122,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        cam.rampZoomRatio(3, durationMs: 1000)
+        cam.rampZoomRatio(3, duration: .milliseconds(1000))
         try await Task.sleep(nanoseconds: 150_000_000)
         cam.setZoomRatio(1.25)
         try await ctx.settle(cam)
@@ -143,13 +143,13 @@ let zoomArea = Area(name: "Zoom", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let start = rec.all.count
-        cam.rampZoomRatio(4, durationMs: 20_000)
+        cam.rampZoomRatio(4, duration: .milliseconds(20_000))
         guard await rec.wait(timeout: ctx.timeout(5), after: start, { $0.zoomRatio >= 1.1 }) != nil else {
             throw CheckFailure(reason: "first ramp never reached 1.1x")
         }
         let mark = rec.all.count
         let current = cam.currentState.zoomRatio
-        cam.rampZoomRatio(1, durationMs: 400)
+        cam.rampZoomRatio(1, duration: .milliseconds(400))
         guard await rec.wait(timeout: ctx.timeout(3), after: mark, { close($0.zoomRatio, 1, tolerance: 1e-6) }) != nil else {
             throw CheckFailure(reason: "second ramp never arrived")
         }
@@ -169,7 +169,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         let cam = ctx.openCamera()
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
-        cam.rampZoomRatio(range.upperBound, durationMs: 1e308)
+        cam.rampZoomRatio(range.upperBound, duration: .seconds(Int.max))
         try await ctx.settle(cam)
         let mark = rec.all.count
         // Opened after the settle: an unread blocking stream holds the device's frames back

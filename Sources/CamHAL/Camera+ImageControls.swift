@@ -9,12 +9,11 @@ extension Camera {
     /// without a duration or gain set keeps the values the device has.
     public func setExposureMode(_ mode: ExposureMode) { submit(.exposureMode(mode)) }
 
-    /// A manual exposure duration in seconds; switches the mode to manual, as
-    /// AVFoundation's `setExposureModeCustom(duration:iso:)` does (the manual-exposure handshake,
-    /// E3). Clamped to `ExposureCapabilities.durationRange` when applied; NaN is refused.
-    public func setExposureDuration(_ seconds: Double) {
-        guard !seconds.isNaN else { return reject("exposureDuration", seconds) }
-        submit(.exposureDuration(seconds))
+    /// A manual exposure duration; switches the mode to manual, as AVFoundation's
+    /// `setExposureModeCustom(duration:iso:)` does (the manual-exposure handshake, E3). Clamped to
+    /// `ExposureCapabilities.durationRange` (seconds) when applied.
+    public func setExposureDuration(_ duration: Duration) {
+        submit(.exposureDuration(Seconds.of(duration)))
     }
 
     /// A manual gain in the device's `GainUnit`; switches the mode to manual (E3). Clamped to

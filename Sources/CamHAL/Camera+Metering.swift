@@ -12,20 +12,21 @@ extension Camera {
     ///
     /// Regions are view-normalized and follow the view through zoom (A3). The device meters the
     /// part it supports (`MeteringCapabilities`); the rest is answered with `controlUnsupported`
-    /// (A6). After `autoCancelAfter` seconds (CameraX's default 5; nil or `.infinity` for never)
+    /// (A6). After `autoCancelAfter` (CameraX's default 5 s; nil for never)
     /// metering returns to the whole frame, as `cancelMetering()` does (A4). A region with a NaN,
-    /// its centre outside the view, a side not in (0, 1] or no mode, and a duration that is NaN
-    /// or not above 0, are refused with `invalidArgument` naming them, leaving metering as it
+    /// its centre outside the view, a side not in (0, 1] or no mode, and a duration not above
+    /// zero, are refused with `invalidArgument` naming them, leaving metering as it
     /// was (A2); a region spilling over the view's edge is clipped to it. An empty list is
     /// `cancelMetering()`.
-    public func setMetering(_ regions: [MeteringRegion], autoCancelAfter seconds: Double? = 5) {
-        if let seconds, seconds.isNaN || seconds <= 0 { return reject("meteringAutoCancel", seconds) }
+    public func setMetering(_ regions: [MeteringRegion], autoCancelAfter duration: Duration? = .seconds(5)) {
+        if let duration, duration <= .zero { return reject("meteringAutoCancel", duration) }
+        let seconds = duration.map(Seconds.of)
         var valid: [MeteringRegion] = []
         for region in regions {
             guard let v = MeteringMath.validated(region) else { return reject("meteringRegion", region) }
             valid.append(v)
         }
-        submit(.metering(valid, autoCancel: seconds == .infinity ? nil : seconds))
+        submit(.metering(valid, autoCancel: seconds.flatMap { $0 >= Seconds.maximum ? nil : $0 }))
     }
 
     /// Returns AF, AE and AWB to metering the whole frame, as CameraX's

@@ -16,16 +16,16 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         public var delegateQueue: DispatchQueue?
         /// No frame for this long while running means interrupted (S8). Stretched to 4 frame
         /// intervals for slow devices.
-        public var interruptionTimeout: Double
+        public var interruptionTimeout: Duration
         /// The first frame of a binding may take this long before the session counts as interrupted.
-        public var firstFrameTimeout: Double
+        public var firstFrameTimeout: Duration
         /// While interrupted this long, the session restarts the stream itself (S8 recovery).
-        public var recoveryDelay: Double
+        public var recoveryDelay: Duration
 
         /// A configuration; the defaults suit a local camera.
         public init(
             stream: StreamRequest = .default, delegateQueue: DispatchQueue? = nil,
-            interruptionTimeout: Double = 2.0, firstFrameTimeout: Double = 10.0, recoveryDelay: Double = 3.0
+            interruptionTimeout: Duration = .seconds(2), firstFrameTimeout: Duration = .seconds(10), recoveryDelay: Duration = .seconds(3)
         ) {
             self.stream = stream
             self.delegateQueue = delegateQueue
@@ -252,8 +252,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         self.desired = Desired(facing: device.facing)
         self.session = SessionMachine(
             timeouts: .init(
-                interruption: configuration.interruptionTimeout, firstFrame: configuration.firstFrameTimeout,
-                recovery: configuration.recoveryDelay))
+                interruption: Seconds.of(configuration.interruptionTimeout), firstFrame: Seconds.of(configuration.firstFrameTimeout),
+                recovery: Seconds.of(configuration.recoveryDelay)))
         self.queue = DispatchQueue(label: "camhal.camera.\(device.id)")
         self.delegateQueue = configuration.delegateQueue ?? DispatchQueue(label: "camhal.delegate.\(device.id)")
     }
@@ -349,17 +349,17 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Waits for the first frame that reflects settings generation `generation` or newer (M2):
     /// `camera.setZoomRatio(2); let f = try await camera.frame(atGeneration: camera.requestedSettingsGeneration)`
-    /// gives a frame taken at zoom 2, with no sleep. Throws `timeout` after `timeout` seconds (any
-    /// Double; NaN is refused), or the session's error when it fails first.
-    public func frame(atGeneration generation: UInt64, timeout: Double = 10) async throws(CameraError) -> Frame {
-        let seconds = try Seconds.validated(timeout, name: "timeout")
+    /// gives a frame taken at zoom 2, with no sleep. Throws `timeout` after `timeout` (a negative
+    /// one is no wait), or the session's error when it fails first.
+    public func frame(atGeneration generation: UInt64, timeout: Duration = .seconds(10)) async throws(CameraError) -> Frame {
+        let seconds = Seconds.of(timeout)
         let stream = frames(policy: .keepOnlyLatest)
         defer { stream.cancel() }
         let deadline = Date(timeIntervalSinceNow: seconds)
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0, !Task.isCancelled else { break }
-            guard let frame = await stream.next(timeout: left) else {
+            guard let frame = await stream.next(timeout: .seconds(left)) else {
                 if let reason = stream.endReason { throw reason }
                 if stream.isFinished { throw CameraError.streamFailed("the session stopped before a frame of generation \(generation)") }
                 continue
@@ -405,11 +405,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         submit(.linearZoom(min(max(linear, 0), 1)))
     }
 
-    public func rampZoomRatio(_ ratio: Double, durationMs: Double) {
+    public func rampZoomRatio(_ ratio: Double, duration: Duration) {
         guard !ratio.isNaN else { return reject("zoomRatio", ratio) }
-        guard !durationMs.isNaN, durationMs != .infinity else { return reject("durationMs", durationMs) }
-        // A ramp's duration sets its rate; nothing waits for it, so any finite value works as is.
-        submit(.ramp(to: ratio, seconds: max(0, durationMs) / 1000))
+        // A ramp's duration sets its rate; nothing waits for it, so any value works as is, unclamped:
+        // over the longest Duration a tick's step is below a Double's resolution, so the ramp emits nothing.
+        let (s, atto) = duration.components
+        submit(.ramp(to: ratio, seconds: max(0, Double(s) + Double(atto) / 1e18)))
     }
 
     public func setTorch(_ on: Bool) { submit(.torch(on)) }

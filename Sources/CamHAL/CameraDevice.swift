@@ -41,8 +41,9 @@ public protocol CameraDevice: AnyObject, Sendable {
     func setZoomRatio(_ ratio: Double)
     /// Field-of-view-linear zoom, 0...1 (Z1).
     func setLinearZoom(_ linear: Double)
-    /// Moves smoothly to `ratio` over `durationMs` at log2(target/current)/seconds (Z4).
-    func rampZoomRatio(_ ratio: Double, durationMs: Double)
+    /// Moves smoothly to `ratio` over `duration` at log2(target/current)/seconds (Z4); a
+    /// negative or zero duration jumps.
+    func rampZoomRatio(_ ratio: Double, duration: Duration)
     /// The live zoom as a 0...1 FOV-linear position; 0 before the first bind (Z3).
     func currentLinearZoom() -> Double
     /// Torch on or off (T1).

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// A fatal camera failure, or a refused request (S7, B2).
 ///
 /// Every case names the value or device it is about, so the message alone tells the user what
@@ -84,6 +86,12 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
                 + ". Test sources open only by name (open(backend: \"virtual\"), CAMHAL_BACKENDS=virtual)"
         }
     }
+}
+
+extension CameraError: LocalizedError {
+    /// The same message as `description`, so `localizedDescription` (what an app's alert or log
+    /// line usually shows) names the device and value, not "CamHAL.CameraError error 7".
+    public var errorDescription: String? { description }
 }
 
 /// A non-fatal problem on a live session (S7). The session keeps its status.

@@ -44,11 +44,10 @@ public final class FrameStream: AsyncSequence, Sendable {
     /// Stops the stream; frames it holds are released at once.
     public func cancel() { queue.finish() }
 
-    /// The next frame, or nil when none arrives within `timeout` seconds (any Double: NaN and
-    /// negative mean no wait, huge values are clamped), when the stream ended, or when the calling
-    /// task is cancelled. Unlike cancelling a `for await` loop, a timeout or a cancellation here
-    /// leaves the stream open.
-    public func next(timeout: Double) async -> Frame? { await queue.next(timeout: timeout) }
+    /// The next frame, or nil when none arrives within `timeout` (negative means no wait, huge
+    /// values are clamped), when the stream ended, or when the calling task is cancelled. Unlike
+    /// cancelling a `for await` loop, a timeout or a cancellation here leaves the stream open.
+    public func next(timeout: Duration) async -> Frame? { await queue.next(timeout: Seconds.of(timeout)) }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let queue: FrameQueue

@@ -7,6 +7,11 @@ import Glibc
 /// naming the value, negative values mean zero, and huge finite or infinite values are clamped to
 /// `maximum`, so converting to nanoseconds or a `DispatchTime` can never overflow and trap.
 package enum Seconds {
+    /// `duration` in seconds, clamped as `clamped(_:)` clamps a Double.
+    public static func of(_ duration: Duration) -> Double {
+        clamped(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
     /// The longest wait CamHAL schedules: about 31 years, far below UInt64 nanoseconds' limit.
     public static let maximum: Double = 1e9
 

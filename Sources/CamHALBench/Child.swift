@@ -68,8 +68,8 @@ package enum Child {
         var configuration = Camera.Configuration(stream: request)
         if o.slowClock {
             // Under valgrind: no interruption (and so no restart) however slowly frames come.
-            configuration.interruptionTimeout = 3600
-            configuration.firstFrameTimeout = 3600
+            configuration.interruptionTimeout = .seconds(3600)
+            configuration.firstFrameTimeout = .seconds(3600)
         }
         let t0 = monotonicNow()
         let camera = try open(o, configuration)

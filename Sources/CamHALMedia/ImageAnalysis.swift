@@ -18,8 +18,8 @@ public struct AnalysisStats: Sendable, Hashable, CustomStringConvertible {
     public var dropped: Int
     /// Frames the device itself skipped (gaps in sequence numbers seen by the analyzer), including `dropped`.
     public var sequenceGaps: Int
-    /// Age of the last analyzed frame when the analyzer got it, seconds (backend clock permitting).
-    public var lastQueueDelay: Double
+    /// Age of the last analyzed frame when the analyzer got it (backend clock permitting).
+    public var lastQueueDelay: Duration
     public var description: String { "analyzed \(analyzed), dropped \(dropped), sequence gaps \(sequenceGaps)" }
 }
 
@@ -31,7 +31,7 @@ public final class ImageAnalysis: @unchecked Sendable {
     private let camera: any CameraDevice
     private let queue: DispatchQueue
     private let body: @Sendable (Frame) -> Void
-    private let counters = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: 0))
+    private let counters = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: .zero))
     private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
     private var task: Task<Void, Never>?
 
@@ -103,7 +103,7 @@ public final class ImageAnalysis: @unchecked Sendable {
                 }
                 counters.withLock {
                     $0.analyzed += 1
-                    $0.lastQueueDelay = delay
+                    $0.lastQueueDelay = .seconds(delay)
                 }
             }
             // The session stopped (or we were cancelled): wait for it to stream again.

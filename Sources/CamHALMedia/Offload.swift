@@ -45,17 +45,17 @@ extension CameraDevice {
 
     /// The next frame from a fresh keep-only-latest stream (so: the newest one), or a
     /// `timeout` / `streamFailed` error; never waits longer than `timeout`.
-    public func nextFrame(timeout: Double, purpose: String = "taking a frame") async throws(CameraError) -> Frame {
+    public func nextFrame(timeout: Duration, purpose: String = "taking a frame") async throws(CameraError) -> Frame {
         try await requireStarted(for: purpose)
         let stream = frames(policy: .keepOnlyLatest)
         defer { stream.cancel() }
-        // Any Double: next(timeout:) clamps huge values (B3) and returns at once when cancelled.
-        guard let frame = await stream.next(timeout: max(0.001, timeout)) else {
+        // Any duration: next(timeout:) clamps huge values (B3) and returns at once when cancelled.
+        guard let frame = await stream.next(timeout: max(.milliseconds(1), timeout)) else {
             if let reason = stream.endReason { throw reason }
             if stream.isFinished || Task.isCancelled {
                 throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for \(purpose)")
             }
-            throw CameraError.timeout("no frame from \(mediaName) within \(timeout) s for \(purpose) (status \(currentState.status))")
+            throw CameraError.timeout("no frame from \(mediaName) within \(timeout) for \(purpose) (status \(currentState.status))")
         }
         return frame
     }

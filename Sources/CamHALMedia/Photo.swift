@@ -23,9 +23,9 @@ public struct PhotoSettings: Sendable, Hashable {
     /// stored as the EXIF orientation tag; the pixels are not rotated.
     public var rotationDegrees: Int
     /// How long to wait for a frame before failing with `CameraError.timeout`.
-    public var timeout: Double
+    public var timeout: Duration
 
-    public init(quality: Int = 90, maxSize: Size? = nil, mirror: Mirror = .auto, rotationDegrees: Int = 0, timeout: Double = 5) {
+    public init(quality: Int = 90, maxSize: Size? = nil, mirror: Mirror = .auto, rotationDegrees: Int = 0, timeout: Duration = .seconds(5)) {
         self.quality = quality
         self.maxSize = maxSize
         self.mirror = mirror
@@ -44,9 +44,9 @@ public struct PhotoSettings: Sendable, Hashable {
         guard [0, 90, 180, 270].contains(rotationDegrees) else {
             throw CameraError.invalidArgument(name: "rotationDegrees", value: "\(rotationDegrees)", reason: "must be 0, 90, 180 or 270")
         }
-        // B3: any positive Double, huge or infinite ones clamped when waited for.
-        guard try Seconds.validated(timeout, name: "timeout") > 0 else {
-            throw CameraError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be a positive number of seconds")
+        // B3: any positive duration, huge ones clamped when waited for.
+        guard timeout > .zero else {
+            throw CameraError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
         }
     }
 

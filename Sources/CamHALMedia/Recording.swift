@@ -58,13 +58,13 @@ public struct RecordingOptions: Sendable, Hashable {
     /// Record audio. This build has no audio capture path (and this machine no audio source), so
     /// true is refused with `CameraError.unsupported`.
     public var audio: Bool
-    /// How long to wait for the first frame, seconds (positive; huge or infinite values are clamped).
-    public var firstFrameTimeout: Double
-    /// The longest file to write, in seconds of media time (AVCaptureFileOutput's
+    /// How long to wait for the first frame (positive; huge values are clamped).
+    public var firstFrameTimeout: Duration
+    /// The longest file to write, in media time (AVCaptureFileOutput's
     /// `maxRecordedDuration`): the recording stops by itself, with no error, before the frame
     /// that would pass it, so the file never runs longer however late a timer calling `stop()`
-    /// fires on a loaded machine. nil (or infinity): until `stop()`. NaN or not positive is refused.
-    public var maxDuration: Double?
+    /// fires on a loaded machine. nil: until `stop()`. Not positive is refused.
+    public var maxDuration: Duration?
 
     /// The bit rates x264enc accepts, kbit/s.
     public static let bitrateRange = 1...2_048_000
@@ -72,18 +72,18 @@ public struct RecordingOptions: Sendable, Hashable {
     /// The container these options write `url` in, or `CameraError.invalidArgument` naming the
     /// bad option: an extension that names no container CamHAL writes (`.webm`, `.avi`, none)
     /// unless `container` is set, an extension that contradicts `container`, a bit rate outside
-    /// `bitrateRange`, a `firstFrameTimeout` that is NaN or not positive (infinity is clamped, B3),
-    /// a `maxDuration` that is NaN or not positive.
+    /// `bitrateRange`, a `firstFrameTimeout` that is not positive (a huge one is clamped, B3),
+    /// a `maxDuration` that is not positive.
     public func validated(for url: URL) throws(CameraError) -> RecordingContainer {
         if let b = bitrateKbps, !Self.bitrateRange.contains(b) {
             throw .invalidArgument(name: "bitrateKbps", value: "\(b)", reason: "must be \(Self.bitrateRange.lowerBound)...\(Self.bitrateRange.upperBound) kbit/s (x264enc's range)")
         }
-        // NaN and non-positive values are refused; a huge or infinite one waits "forever" (clamped, B3).
-        guard !firstFrameTimeout.isNaN, firstFrameTimeout > 0 else {
-            throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be a positive number of seconds")
+        // Non-positive values are refused; a huge one waits "forever" (clamped, B3).
+        guard firstFrameTimeout > .zero else {
+            throw .invalidArgument(name: "firstFrameTimeout", value: "\(firstFrameTimeout)", reason: "must be positive")
         }
-        if let m = maxDuration, m.isNaN || m <= 0 {
-            throw .invalidArgument(name: "maxDuration", value: "\(m)", reason: "must be a positive number of seconds, or nil for no limit")
+        if let m = maxDuration, m <= .zero {
+            throw .invalidArgument(name: "maxDuration", value: "\(m)", reason: "must be positive, or nil for no limit")
         }
         let ext = url.pathExtension
         let named = RecordingContainer.matching(extension: ext)
@@ -104,7 +104,7 @@ public struct RecordingOptions: Sendable, Hashable {
     }
 
     public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
-                bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Double = 5, maxDuration: Double? = nil) {
+                bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Duration = .seconds(5), maxDuration: Duration? = nil) {
         self.maxDuration = maxDuration
         self.quality = quality
         self.container = container
@@ -172,7 +172,7 @@ extension CameraDevice {
         let stream = frames(policy: .keepOnlyLatest)
         let first: Frame
         do throws(CameraError) {
-            first = try await Recording.firstFrame(of: stream, timeout: options.firstFrameTimeout, camera: mediaName)
+            first = try await Recording.firstFrame(of: stream, timeout: Seconds.of(options.firstFrameTimeout), camera: mediaName)
         } catch {
             stream.cancel()
             throw error
@@ -326,7 +326,7 @@ public final class Recording: @unchecked Sendable {
         self.startedAt = ProcessInfo.processInfo.systemUptime
         self.frameDuration = UInt64(1e9 / Double(fps))
         // Infinity (or anything past UInt64's nanoseconds) is no limit: validated() refused NaN and <= 0.
-        self.maxEnd = options.maxDuration.flatMap { $0 * 1e9 < Double(UInt64.max / 2) ? UInt64($0 * 1e9) : nil }
+        self.maxEnd = options.maxDuration.map(Seconds.of).flatMap { $0 * 1e9 < Double(UInt64.max / 2) ? UInt64($0 * 1e9) : nil }
         self.pushQueue = DispatchQueue(label: "camhal.recording.push")
         self.info = RecordingInfo(url: url, size: size, quality: quality, frameRate: Double(fps), container: container,
                                   pipeline: description)

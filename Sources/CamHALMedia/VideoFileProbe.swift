@@ -7,7 +7,7 @@ import Foundation
 public enum VideoFileProbe {
     /// Decodes every video frame of `url` (decodebin: any container and decoder GStreamer has) and
     /// returns how many there were. Throws when the file does not decode.
-    public static func decodedFrameCount(_ url: URL, timeout: Double = 30) throws(CameraError) -> Int {
+    public static func decodedFrameCount(_ url: URL, timeout: Duration = .seconds(30)) throws(CameraError) -> Int {
         try GStreamerRuntime.require()
         let p = try GStreamerRuntime.parse("filesrc name=src ! decodebin ! video/x-raw ! appsink name=sink sync=false")
         defer {
@@ -25,7 +25,7 @@ public enum VideoFileProbe {
         let bus = gst_element_get_bus(p)
         defer { gst_object_unref(bus) }
         var count = 0
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = Date(timeIntervalSinceNow: Seconds.of(timeout))
         while Date() < deadline {
             if let m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) {
                 let text = GStreamerRuntime.errorText(m)
@@ -39,7 +39,7 @@ public enum VideoFileProbe {
                 return count
             }
         }
-        throw CameraError.timeout("decoding \(url.path) took over \(timeout) s")
+        throw CameraError.timeout("decoding \(url.path) took over \(timeout)")
     }
 }
 #endif

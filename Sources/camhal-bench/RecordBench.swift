@@ -28,7 +28,7 @@ enum RecordChild {
         defer { try? FileManager.default.removeItem(at: url) }
         var options = RecordingOptions(bitrateKbps: bitrateKbps(size))
         // N periods of media time: the recording stops before the frame that would end past them.
-        options.maxDuration = Double(o.frames) / Double(fps)
+        options.maxDuration = .seconds(Double(o.frames) / Double(fps))
         let recording = try await camera.startRecording(to: url, options: options)
         var result: (stats: RecordingStats, error: CameraError?)?
         for await event in recording.events {

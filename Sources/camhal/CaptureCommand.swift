@@ -85,7 +85,7 @@ enum CaptureCommand {
             if let z = zoom {
                 camera.setZoomRatio(z)
                 // M2: wait for a frame taken with the new zoom, not for a guessed time.
-                _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: 10)
+                _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(10))
             }
             let started = Date()
             let photo = try await camera.capturePhoto(settings)

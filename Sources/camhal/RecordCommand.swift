@@ -46,7 +46,7 @@ enum RecordCommand {
         }
         let url = URL(fileURLWithPath: output)
         // The file holds at most --duration seconds of media time, however late the timer fires.
-        let options = RecordingOptions(quality: selector, maxDuration: duration)
+        let options = RecordingOptions(quality: selector, maxDuration: .seconds(duration))
         // What is at the path first (a device is named as one), then its extension: a .webm or
         // extension-less path fails before the camera opens.
         _ = try OutputPath.check(output, a)

@@ -133,7 +133,7 @@ struct AnalysisTests {
                 let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0],
                                     configuration: .init(stream: StreamRequest(pixelFormat: pf, size: Size(width: 640, height: 480))))
                 camera.start()
-                let frame = try await camera.nextFrame(timeout: 5)
+                let frame = try await camera.nextFrame(timeout: .seconds(5))
                 let codes = try BarcodeScanner().scan(frame)
                 #expect(codes.map(\.value) == [c.value], "\(c.name) \(pf)")
                 #expect(codes.first?.format == c.format)
@@ -149,10 +149,10 @@ struct AnalysisTests {
         let backend = VirtualBackend(scene: .image(qr))
         let camera = Camera(backend: backend, device: VirtualBackend.descriptors()[0])
         camera.start()
-        let wide = try BarcodeScanner().scan(try await camera.nextFrame(timeout: 5)).first
+        let wide = try BarcodeScanner().scan(try await camera.nextFrame(timeout: .seconds(5))).first
         camera.setZoomRatio(2)
         try await Task.sleep(nanoseconds: 200_000_000)
-        let zoomed = try BarcodeScanner().scan(try await camera.nextFrame(timeout: 5)).first
+        let zoomed = try BarcodeScanner().scan(try await camera.nextFrame(timeout: .seconds(5))).first
         await camera.stop()
         let w = try #require(wide), z = try #require(zoomed)
         #expect(z.value == "zoom")
@@ -167,7 +167,7 @@ struct AnalysisTests {
         for (device, mirrorExpected) in [(VirtualBackend.descriptors()[0], false), (VirtualBackend.descriptors()[1], true)] {
             let cam = Camera(backend: fb, device: device)
             cam.start()
-            let code = try #require(try BarcodeScanner().scan(try await cam.nextFrame(timeout: 5)).first, "\(device.id)")
+            let code = try #require(try BarcodeScanner().scan(try await cam.nextFrame(timeout: .seconds(5))).first, "\(device.id)")
             await cam.stop()
             let centerX = code.normalizedBounds.x + code.normalizedBounds.width / 2
             #expect(code.value == "left")

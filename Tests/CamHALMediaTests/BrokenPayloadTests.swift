@@ -65,7 +65,7 @@ struct BrokenPayloadTests {
         let backend = FixedImageBackend(identifier: "broken", picture: Self.frame(Array(whole[..<(whole.count / 2)])))
         let camera = Camera(backend: backend, device: backend.descriptor)
         camera.start()
-        await #expect(throws: CameraError.self) { try await camera.capturePhoto(PhotoSettings(mirror: .off, timeout: 1)) }
+        await #expect(throws: CameraError.self) { try await camera.capturePhoto(PhotoSettings(mirror: .off, timeout: .seconds(1))) }
         let stats = camera.frameStatistics
         #expect(stats.droppedAsBroken > 0 && stats.framesDelivered == 0, "\(stats)")
         await camera.stop()
@@ -73,7 +73,7 @@ struct BrokenPayloadTests {
         let fine = FixedImageBackend(identifier: "whole", picture: Self.frame(whole))
         let camera2 = Camera(backend: fine, device: fine.descriptor)
         camera2.start()
-        let photo = try await camera2.capturePhoto(PhotoSettings(mirror: .off, timeout: 5))
+        let photo = try await camera2.capturePhoto(PhotoSettings(mirror: .off, timeout: .seconds(5)))
         #expect(photo.width == 64 && photo.height == 48 && photo.metadata.passedThrough)
         #expect(camera2.frameStatistics.droppedAsBroken == 0)
         await camera2.stop()

@@ -131,7 +131,7 @@ struct PhotoTests {
         backend.inject(.interruption(seconds: 30), deviceID: "virtual-back")
         let t1 = Date()
         do {
-            _ = try await camera.capturePhoto(PhotoSettings(timeout: 0.5))
+            _ = try await camera.capturePhoto(PhotoSettings(timeout: .seconds(0.5)))
             Issue.record("captured from a paused source")
         } catch {
             guard case .timeout = error else { Issue.record("got \(error)"); return }

@@ -173,12 +173,11 @@ struct RecordingTests {
             ("clip.mp4", RecordingOptions(container: .matroska), "recording file", "does not match"),
             ("clip.mkv", RecordingOptions(bitrateKbps: Int.max), "bitrateKbps", "2048000"),
             ("clip.mkv", RecordingOptions(bitrateKbps: 0), "bitrateKbps", "kbit/s"),
-            ("clip.mkv", RecordingOptions(firstFrameTimeout: .nan), "firstFrameTimeout", "positive"),
-            ("clip.mkv", RecordingOptions(firstFrameTimeout: -1), "firstFrameTimeout", "positive"),
-            ("clip.mkv", RecordingOptions(firstFrameTimeout: 0), "firstFrameTimeout", "positive"),
-            ("clip.mkv", RecordingOptions(maxDuration: .nan), "maxDuration", "positive"),
-            ("clip.mkv", RecordingOptions(maxDuration: 0), "maxDuration", "positive"),
-            // .infinity is accepted and clamped (B3, docs/CONTRACT.md): HugeTimeoutTests covers it.
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .seconds(-1)), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(firstFrameTimeout: .seconds(0)), "firstFrameTimeout", "positive"),
+            ("clip.mkv", RecordingOptions(maxDuration: .seconds(-1)), "maxDuration", "positive"),
+            ("clip.mkv", RecordingOptions(maxDuration: .seconds(0)), "maxDuration", "positive"),
+            // The longest Duration is accepted and clamped (B3, docs/CONTRACT.md): HugeTimeoutTests covers it.
           ])
     func wrongOptionsAreRefused(file: String, options: RecordingOptions, name: String, reasonPart: String) async throws {
         let dir = tempDir()
@@ -217,7 +216,7 @@ struct RecordingTests {
         let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[1])
         camera.start()
         let url = dir.appendingPathComponent("capped.mkv")
-        let rec = try await camera.startRecording(to: url, options: RecordingOptions(maxDuration: 1.5))
+        let rec = try await camera.startRecording(to: url, options: RecordingOptions(maxDuration: .seconds(1.5)))
         let backstop = Task {
             try? await Task.sleep(nanoseconds: 10_000_000_000)
             rec.stop()

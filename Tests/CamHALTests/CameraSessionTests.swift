@@ -160,7 +160,7 @@ struct CameraSessionTests {
     @Test func silentStallIsCaughtByTheWatchdogAndRecoveredWithControls() async throws {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
-                         configuration: .init(interruptionTimeout: 0.3, recoveryDelay: 5))
+                         configuration: .init(interruptionTimeout: .seconds(0.3), recoveryDelay: .seconds(5)))
         let states = Locked([CameraState]())
         let stream = cam.stateUpdates()
         Task { for await s in stream { states.withLock { $0.append(s) } } }
@@ -187,7 +187,7 @@ struct CameraSessionTests {
     @Test func stallLongerThanTheRecoveryDelayRestartsTheStream() async throws {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
-                         configuration: .init(interruptionTimeout: 0.2, recoveryDelay: 0.3))
+                         configuration: .init(interruptionTimeout: .seconds(0.2), recoveryDelay: .seconds(0.3)))
         let states = Locked([CameraState]())
         let stream = cam.stateUpdates()
         Task { for await s in stream { states.withLock { $0.append(s) } } }
@@ -213,7 +213,7 @@ struct CameraSessionTests {
     @Test func stallRightAfterASlowFirstFrameIsCaughtByTheWatchdog() async throws {
         let backend = SlowStartBackend(firstFrameDelay: 1, frames: 3)
         let cam = Camera(backend: backend, device: backend.device,
-                         configuration: .init(interruptionTimeout: 0.3, firstFrameTimeout: 600, recoveryDelay: 600))
+                         configuration: .init(interruptionTimeout: .seconds(0.3), firstFrameTimeout: .seconds(600), recoveryDelay: .seconds(600)))
         let states = Locked([CameraState]())
         let stream = cam.stateUpdates()
         Task { for await s in stream { states.withLock { $0.append(s) } } }
@@ -258,7 +258,7 @@ struct FrameStreamTests {
     @Test func keepOnlyLatestHandsOverTheNewestAndCountsDrops() async {
         let stream = FrameStream(policy: .keepOnlyLatest)
         for n in UInt64(1)...5 { stream.queue.push(frame(n)) }
-        let f = await stream.next(timeout: 1)
+        let f = await stream.next(timeout: .seconds(1))
         #expect(f?.sequence == 5)
         #expect(stream.droppedFrames == 4)
     }
@@ -267,7 +267,7 @@ struct FrameStreamTests {
         let stream = FrameStream(policy: .block(capacity: 3))
         for n in UInt64(1)...3 { stream.queue.push(frame(n)) }
         var seen: [UInt64] = []
-        for _ in 1...3 { if let f = await stream.next(timeout: 1) { seen.append(f.sequence) } }
+        for _ in 1...3 { if let f = await stream.next(timeout: .seconds(1)) { seen.append(f.sequence) } }
         #expect(seen == [1, 2, 3])
         #expect(stream.droppedFrames == 0)
     }
@@ -286,11 +286,11 @@ struct FrameStreamTests {
 
     @Test func timeoutLeavesTheStreamOpenAndCancelEndsIt() async {
         let stream = FrameStream(policy: .keepOnlyLatest)
-        #expect(await stream.next(timeout: 0.05) == nil)
+        #expect(await stream.next(timeout: .seconds(0.05)) == nil)
         stream.queue.push(frame(7))
-        #expect(await stream.next(timeout: 1)?.sequence == 7)
+        #expect(await stream.next(timeout: .seconds(1))?.sequence == 7)
         stream.cancel()
-        #expect(await stream.next(timeout: 1) == nil)
+        #expect(await stream.next(timeout: .seconds(1)) == nil)
         #expect(!stream.queue.push(frame(8)))
     }
 

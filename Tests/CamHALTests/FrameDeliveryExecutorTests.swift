@@ -60,7 +60,7 @@ struct FrameDeliveryExecutorTests {
                 return Self.threadID()
             }
         }
-        _ = await within(20) { await stream.next(timeout: 10) }
+        _ = await within(20) { await stream.next(timeout: .seconds(10)) }
         let canceller = Locked<ObjectIdentifier?>(nil)
         let cancelled = await offPool { () -> Bool in
             let done = DispatchSemaphore(value: 0)

@@ -102,9 +102,9 @@ struct MeteringTests {
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
         let mark = states.value.count
-        cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: -1)
+        cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: .seconds(-1))
         let s = try #require(await waitFor(states, after: mark) { $0.warning != nil })
-        #expect(s.warning == .invalidArgument(name: "meteringAutoCancel", value: "-1.0"))
+        #expect(s.warning == .invalidArgument(name: "meteringAutoCancel", value: "\(Duration.seconds(-1))"))
         #expect(s.metering.isEmpty)
         await cam.stop()
     }
@@ -140,7 +140,7 @@ struct MeteringTests {
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
         let mark = states.value.count
-        cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: 0.2)
+        cam.setMetering([MeteringRegion(point: .center)], autoCancelAfter: .seconds(0.2))
         let set = try #require(await waitFor(states, after: mark) { !$0.metering.isEmpty })
         let cancelled = try #require(await waitFor(states, after: states.value.firstIndex(of: set) ?? mark) { $0.metering.isEmpty })
         #expect(cancelled.status == .running && cancelled.warning == nil)

@@ -106,14 +106,14 @@ struct SessionDefectTests {
         let backend = VirtualBackend()
         let cam = Camera(
             backend: backend, device: try backend.device(id: "virtual-back"),
-            configuration: .init(interruptionTimeout: .infinity, firstFrameTimeout: 1e300, recoveryDelay: 1e308))
+            configuration: .init(interruptionTimeout: .seconds(Int.max), firstFrameTimeout: .seconds(Int.max), recoveryDelay: .seconds(Int.max)))
         let states = Locked([CameraState]())
         let stream = cam.stateUpdates()
         Task { for await s in stream { states.withLock { $0.append(s) } } }
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
         let frames = cam.frames()
-        let f = await frames.next(timeout: 1e300)
+        let f = await frames.next(timeout: .seconds(Int.max))
         #expect(f != nil)
         await cam.stop()
     }
@@ -125,9 +125,9 @@ struct SessionDefectTests {
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
         let frames = cam.frames(policy: .block(capacity: 2))
         let mark = states.value.count
-        cam.rampZoomRatio(5, durationMs: 1e308)
+        cam.rampZoomRatio(5, duration: .seconds(Int.max))
         var seen = 0
-        while seen < 12, await frames.next(timeout: 5) != nil { seen += 1 }  // about 400 ms of ramp ticks
+        while seen < 12, await frames.next(timeout: .seconds(5)) != nil { seen += 1 }  // about 400 ms of ramp ticks
         #expect(seen == 12)
         #expect(states.value.count == mark, "ramp emitted \(states.value.dropFirst(mark).map(\.description))")
         await cam.stop()
@@ -155,7 +155,7 @@ struct SessionDefectTests {
         #expect(b.endReason == .disconnected(device: "virtual-back"))
         // A stream asked for after the failure, with no start pending, ends at once too.
         let late = cam.frames()
-        #expect(await within(5) { await late.next(timeout: 60) == nil } == true)
+        #expect(await within(5) { await late.next(timeout: .seconds(60)) == nil } == true)
         #expect(late.endReason == .disconnected(device: "virtual-back"))
         backend.inject(.clear, deviceID: "virtual-back")
         await cam.stop()
@@ -201,7 +201,7 @@ struct SessionDefectTests {
     // R6: next(timeout:) honours task cancellation at once and leaves the stream open.
     @Test func nextWithTimeoutHonoursCancellation() async throws {
         let stream = FrameStream(policy: .keepOnlyLatest)
-        let waiter = Task { await stream.next(timeout: 3600) == nil }
+        let waiter = Task { await stream.next(timeout: .seconds(3600)) == nil }
         waiter.cancel()
         let result = await within(5) { await waiter.value }
         #expect(result == true, "next(timeout:) ignored cancellation")
@@ -228,11 +228,11 @@ struct SessionDefectTests {
         let frames = cam.frames(policy: .block(capacity: 8))
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
-        var last = try #require(await frames.next(timeout: 5))
+        var last = try #require(await frames.next(timeout: .seconds(5)))
         backend.inject(.timestampWrap(seconds: 1000), deviceID: "virtual-back")
         var sawWrap = false
         for _ in 0..<10 {
-            let f = try #require(await frames.next(timeout: 5))
+            let f = try #require(await frames.next(timeout: .seconds(5)))
             #expect(f.timestamp > last.timestamp, "timestamp went from \(last.timestamp) to \(f.timestamp)")
             if f.metadata.driverTimestamp < last.metadata.driverTimestamp { sawWrap = true }
             last = f
@@ -249,7 +249,7 @@ struct SessionDefectTests {
         cam.setTorch(true)
         cam.setZoomRatio(2)
         let generation = cam.requestedSettingsGeneration
-        let f = try await cam.frame(atGeneration: generation, timeout: 10)
+        let f = try await cam.frame(atGeneration: generation, timeout: .seconds(10))
         #expect(f.metadata.generation >= generation)
         #expect(f.metadata.zoomRatio == 2)
         #expect(f.metadata.isTorchEnabled)
@@ -260,7 +260,7 @@ struct SessionDefectTests {
         let crop = f.metadata.deviceCrop.map(f.metadata.frameCrop)
         #expect(abs(crop.width - 0.5) < 0.01)
         await cam.stop()
-        await #expect(throws: CameraError.self) { try await cam.frame(atGeneration: generation + 100, timeout: 0.05) }
+        await #expect(throws: CameraError.self) { try await cam.frame(atGeneration: generation + 100, timeout: .seconds(0.05)) }
     }
 }
 

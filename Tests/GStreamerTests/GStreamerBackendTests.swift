@@ -213,7 +213,7 @@ struct GStreamerBackendTests {
         let stream = camera.frames(policy: .block(capacity: 64))
         camera.start()
         _ = await collect(camera.frames(policy: .keepOnlyLatest)) { $0.count >= 1 }
-        camera.rampZoomRatio(4, durationMs: 500)
+        camera.rampZoomRatio(4, duration: .milliseconds(500))
         // Until the ramp's end shows (a starved reader back-pressures the source, so the frames
         // it reads may lag the 500 ms ramp), and at least 30 frames.
         let frames = await collect(stream) { $0.count >= 120 || ($0.count >= 30 && $0.last!.fieldOfView.width < 0.3) }
@@ -233,7 +233,7 @@ struct GStreamerBackendTests {
 
     @Test func endOfStreamInterruptsAndErrorsFail() async throws {
         let eos = try backend.source(description: "videotestsrc is-live=true num-buffers=5")
-        let camera = Camera(backend: backend, device: eos, configuration: .init(recoveryDelay: 30))
+        let camera = Camera(backend: backend, device: eos, configuration: .init(recoveryDelay: .seconds(30)))
         camera.start()
         var status = camera.currentState.status
         for _ in 0..<50 where status != .interrupted {

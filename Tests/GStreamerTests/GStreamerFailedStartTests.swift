@@ -13,7 +13,7 @@ struct GStreamerFailedStartTests {
     /// Would catch: the state stuck at `starting` (GStreamerBinding's failure path released the
     /// pipeline, then deinit's close() waited for a pulling thread that never started).
     func expectFailedStart(_ backend: GStreamerBackend, _ device: DeviceDescriptor, _ label: String) async {
-        let camera = Camera(backend: backend, device: device, configuration: .init(recoveryDelay: 30))
+        let camera = Camera(backend: backend, device: device, configuration: .init(recoveryDelay: .seconds(30)))
         camera.start()
         let errored = await eventually { camera.currentState.status == .error }
         #expect(errored, "\(label): state \(camera.currentState.status), expected error")

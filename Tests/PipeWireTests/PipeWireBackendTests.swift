@@ -251,7 +251,7 @@ struct DaemonSourceTests {
         // stream's 16 buffers, their bytes rewritten under the app (R2c failed so on vivid and
         // the c920 in the VM).
         var held: [(frame: Frame, digest: Int)] = []
-        while held.count < 64, let f = await stream.next(timeout: 3) { held.append((f, Self.digest(f))) }
+        while held.count < 64, let f = await stream.next(timeout: .seconds(3)) { held.append((f, Self.digest(f))) }
         #expect(!held.isEmpty && held.count < 64, "\(held.count) frames held at once: frame memory is not bounded")
         let distinct = Set(held.map(\.digest)).count
         let changed = held.filter { Self.digest($0.frame) != $0.digest }.count

@@ -88,7 +88,7 @@ final class ControlTests {
         let controls = try backend.deviceControls(for: device)
         #expect(try controls.value(of: "zoom_absolute") == .integer(300), "3x is zoom_absolute 300 (100 = 1x)")
         // The frames say the device zoomed: the sensor crop is the middle third, the frame path crops nothing.
-        let frame = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: 5)
+        let frame = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(5))
         #expect(abs(frame.metadata.deviceCrop.width - 1.0 / 3) < 0.01 && frame.metadata.frameCrop == .full, "\(frame.metadata)")
         camera.setFocusMode(.locked)
         _ = await awaitState(camera) { $0.focusMode == .locked }

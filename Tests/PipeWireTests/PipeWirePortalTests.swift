@@ -30,7 +30,7 @@ struct PortalTests {
     @Test func grantedAccessListsAndStreamsThroughThePortalsRemote() async throws {
         let session = try await PipeWireSession(portal: "grant")
         try await session.addCamera("camhal-portal")
-        let backend = PipeWireBackend(remote: nil, portal: .always, timeout: 5, portalBus: session.bus)
+        let backend = PipeWireBackend(remote: nil, portal: .always, timeout: .seconds(5), portalBus: session.bus)
         #expect(backend.usesPortal)
         #expect(await backend.requestAccess() == .granted)
         let dialog = try String(contentsOfFile: session.directory + "/portal-stub.log", encoding: .utf8)
@@ -57,7 +57,7 @@ struct PortalTests {
     @Test func deniedAccessIsPermissionDeniedNamingThePortal() async throws {
         let session = try await PipeWireSession(portal: "deny")
         try await session.addCamera("camhal-portal")
-        let backend = PipeWireBackend(remote: nil, portal: .always, timeout: 5, portalBus: session.bus)
+        let backend = PipeWireBackend(remote: nil, portal: .always, timeout: .seconds(5), portalBus: session.bus)
         #expect(await backend.requestAccess() == .denied)
         #expect(throws: CameraError.self) { try backend.devices() }
         do {
@@ -74,14 +74,14 @@ struct PortalTests {
         let session = try await PipeWireSession(portal: "deny")
         try await session.addCamera("camhal-direct")
         // `.auto` with a remote: the daemon named; `.never`: never the portal (its denial is not consulted).
-        for backend in [PipeWireBackend(remote: session.remote, portal: .auto, timeout: 5, portalBus: session.bus),
-                        PipeWireBackend(remote: session.remote, portal: .never, timeout: 5, portalBus: session.bus)] {
+        for backend in [PipeWireBackend(remote: session.remote, portal: .auto, timeout: .seconds(5), portalBus: session.bus),
+                        PipeWireBackend(remote: session.remote, portal: .never, timeout: .seconds(5), portalBus: session.bus)] {
             #expect(!backend.usesPortal)
             #expect(await backend.requestAccess() == .granted)
             #expect(try backend.devices().map(\.id) == ["camhal-direct"])
         }
         // `.always` without a camera portal on the bus: unavailable, saying so.
-        let none = PipeWireBackend(remote: nil, portal: .always, timeout: 5, portalBus: "unix:path=\(session.directory)/no-bus")
+        let none = PipeWireBackend(remote: nil, portal: .always, timeout: .seconds(5), portalBus: "unix:path=\(session.directory)/no-bus")
         guard case .unavailable(let reason) = none.availability() else { Issue.record("available without a portal"); return }
         #expect(reason.contains("portal"), "\(reason)")
     }

@@ -169,7 +169,7 @@ func collect(_ stream: FrameStream, count: Int, timeout: Double = 10) async -> [
     let deadline = ProcessInfo.processInfo.systemUptime + timeout
     while out.count < count {
         let left = deadline - ProcessInfo.processInfo.systemUptime
-        guard left > 0, let f = await stream.next(timeout: left) else { break }
+        guard left > 0, let f = await stream.next(timeout: .seconds(left)) else { break }
         let plane = f.planes[0]
         let y = f.height / 4
         let step = f.format == .yuyv ? 2 : 1  // NV12: the luma plane

@@ -46,7 +46,7 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     /// Whether connections go through the camera portal (see `Portal`, `usesPortal`).
     public let portal: Portal
     /// How long a connection, a listing query or a stream start may take.
-    public let timeout: Double
+    public let timeout: Duration
     /// The D-Bus address the portal is asked on (nil: the session bus).
     let portalBus: String?
     /// The portal decision, made on first use (it may ask the session bus).
@@ -64,13 +64,13 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     ///   - remote: the daemon to use (see `remote`); ignored when the portal is used.
     ///   - portal: whether to go through the camera portal (`.auto`: in a Flatpak sandbox, or
     ///     when no daemon is named and the session bus has the portal).
-    ///   - timeout: seconds a connection, a query or a stream start may take.
-    public convenience init(remote: String? = nil, portal: Portal = .auto, timeout: Double = 5) {
+    ///   - timeout: how long a connection, a query or a stream start may take.
+    public convenience init(remote: String? = nil, portal: Portal = .auto, timeout: Duration = .seconds(5)) {
         self.init(remote: remote, portal: portal, timeout: timeout, portalBus: nil)
     }
 
     /// A backend asking the portal on the bus at `portalBus` (tests: a private session bus).
-    init(remote: String?, portal: Portal, timeout: Double, portalBus: String?) {
+    init(remote: String?, portal: Portal, timeout: Duration, portalBus: String?) {
         self.remote = remote
         self.portal = portal
         self.timeout = timeout
@@ -91,7 +91,7 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     /// former value once every session is stopped and every frame released (for leak checks).
     public static var liveNativeObjects: Int { Int(camhal_pw_live_objects()) }
 
-    var timeoutMilliseconds: Int32 { Int32(max(0.1, timeout) * 1000) }
+    var timeoutMilliseconds: Int32 { Int32(min(max(0.1, Seconds.of(timeout)), 1e6) * 1000) }
 
     public func availability() -> BackendAvailability {
         do {

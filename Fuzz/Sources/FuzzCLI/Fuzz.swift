@@ -51,6 +51,8 @@ struct ByteReader {
 
     mutating func int() -> Int { Int(truncatingIfNeeded: uint64()) }
     mutating func double() -> Double { Double(bitPattern: uint64()) }
+    /// Any Duration from -2^63 to 2^63 s, at attosecond resolution.
+    mutating func duration() -> Duration { Duration(secondsComponent: Int64(truncatingIfNeeded: uint64()), attosecondsComponent: Int64(uint64() % 1_000_000_000_000_000_000)) }
     mutating func size() -> Size { Size(width: int(), height: int()) }
 }
 
@@ -65,11 +67,11 @@ func libraryInitialisers(_ bytes: [UInt8]) {
     _ = StreamRequest(size: r.size()).choose(from: formats)
     for f in formats { _ = request.frameRate(in: f) }
     let mirror = PhotoSettings.Mirror.allCases[Int(r.uint64() % 3)]
-    let photo = PhotoSettings(quality: r.int(), maxSize: r.size(), mirror: mirror, rotationDegrees: r.int(), timeout: r.double())
+    let photo = PhotoSettings(quality: r.int(), maxSize: r.size(), mirror: mirror, rotationDegrees: r.int(), timeout: r.duration())
     _ = try? photo.validate()
     _ = PhotoEncoder.outputSize(visible: r.size(), maxSize: photo.maxSize)
     let options = RecordingOptions(
         quality: .from(Quality.allCases[Int(r.uint64() % UInt64(Quality.allCases.count))]), mirror: mirror, bitrateKbps: r.int(),
-        firstFrameTimeout: r.double(), maxDuration: r.double())
+        firstFrameTimeout: r.duration(), maxDuration: r.duration())
     _ = try? options.validated(for: URL(fileURLWithPath: "/nonexistent/clip.mkv"))
 }
