@@ -129,6 +129,15 @@ extension Camera {
         case .exposureDuration? where caps.durationRange == nil: live.warning = .controlUnsupported("exposure duration")
         case .exposureGain? where caps.gainRange == nil: live.warning = .controlUnsupported("exposure gain")
         case .exposureBias? where caps.biasRange == nil: live.warning = .controlUnsupported("exposure bias")
+        // A value the device cannot take, or one the mode ignores, is said in the snapshot.
+        case .exposureDuration(let d)? where request.duration != nil && request.duration != d:
+            live.warning = .clamped(name: "exposure duration (s)", requested: d, applied: request.duration ?? d)
+        case .exposureGain(let g)? where request.gain != nil && request.gain != g:
+            live.warning = .clamped(name: "exposure gain", requested: g, applied: request.gain ?? g)
+        case .exposureBias(let ev)? where request.mode == .manual:
+            live.warning = .ignored(name: "exposure bias \(ev) EV", reason: "exposure is manual; the bias applies in the auto modes")
+        case .exposureBias(let ev)? where request.bias != ev:
+            live.warning = .clamped(name: "exposure bias (EV)", requested: ev, applied: request.bias)
         default: break
         }
         if !caps.modes.contains(request.mode) {
@@ -153,6 +162,9 @@ extension Camera {
             return
         }
         let request = caps.clamped(desired.whiteBalance)
+        if asked, let asked = desired.whiteBalance.temperature, let applied = request.temperature, asked != applied {
+            live.warning = .clamped(name: "white-balance temperature (K)", requested: asked, applied: applied)
+        }
         let presetOK = request.preset.map(caps.presets.contains) ?? true
         guard caps.modes.contains(request.mode), presetOK else {
             live.warning = .controlUnsupported("white balance \(request.preset.map { "preset \($0)" } ?? "mode \(request.mode)")")

@@ -487,10 +487,11 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 return emit()
             }
             // F1: view-normalized → lens-normalized through the whole live crop (device and frame path).
+            // The outcome is a snapshot either way (S1): applied, or a warning saying it was not.
             if !binding.applyFocusPoint(viewCrop.map(p)) {
                 live.warning = .controlUnsupported("focus point")
-                emit()
             }
+            emit()
         case .lensSelection(let selection):
             guard selection != desired.lensSelection else { return }
             let isLive = session.isLive

@@ -118,6 +118,12 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The device does not offer the frame rate the session's configuration asked for; it
     /// streams at `chosen` frames per second, the nearest it offers.
     case frameRateUnavailable(requested: Double, chosen: Double)
+    /// A setter's value was outside what the device takes: `applied` is in effect instead
+    /// (an exposure duration, gain or bias, a white-balance temperature).
+    case clamped(name: String, requested: Double, applied: Double)
+    /// A setter's value was stored but has no effect in the current mode (an exposure bias while
+    /// exposure is manual); `reason` says which mode would apply it.
+    case ignored(name: String, reason: String)
 
     /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
@@ -131,6 +137,8 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .formatUnavailable: return "formatUnavailable"
         case .sizeUnavailable: return "sizeUnavailable"
         case .frameRateUnavailable: return "frameRateUnavailable"
+        case .clamped: return "clamped"
+        case .ignored: return "ignored"
         }
     }
 
@@ -148,6 +156,10 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
             return "size \(requested) not offered by the device; streaming \(chosen), the nearest it offers"
         case .frameRateUnavailable(let requested, let chosen):
             return "frame rate \(ZoomMath.format(requested)) fps not offered by the device; streaming \(ZoomMath.format(chosen)) fps"
+        case .clamped(let name, let requested, let applied):
+            return "\(name) \(requested) is outside the device's range; \(applied) applied"
+        case .ignored(let name, let reason):
+            return "\(name) has no effect now: \(reason)"
         }
     }
 }

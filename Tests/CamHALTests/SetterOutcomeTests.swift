@@ -1,0 +1,66 @@
+import CamHALTestSupport
+import CamHALVirtual
+import Foundation
+import Testing
+@testable import CamHAL
+
+/// Every setter's outcome is in the snapshot that follows it (S1): applied, clamped to what the
+/// device takes, or ignored because of a mode, never silent.
+@Suite("Setter outcomes are visible")
+struct SetterOutcomeTests {
+    /// A focus point reaches the device and produces a snapshot. Would catch: the point applied
+    /// with no snapshot, so an app awaiting the next state after a tap waits forever.
+    @Test func focusPointProducesASnapshot() async throws {
+        let (cam, states, _) = try makeSession()
+        cam.start()
+        let active = try #require(await waitFor(states) { $0.isPreviewActive })
+        cam.setFocusPoint(NormalizedPoint(x: 0.25, y: 0.75))
+        let next = try #require(await waitFor(states) { $0.sequence > active.sequence }, "no snapshot after setFocusPoint")
+        #expect(next.warning == nil, "\(String(describing: next.warning))")
+        await cam.stop()
+    }
+
+    /// A value outside the device's range is clamped and the snapshot names both values; a bias
+    /// set while exposure is manual is kept for the auto modes and the snapshot says it has no
+    /// effect. Would catch: `setExposureBias(100)` under manual exposure accepted in silence, or a
+    /// 10 s exposure quietly becoming 1/30 s.
+    @Test func clampedAndIgnoredValuesAreWarned() async throws {
+        let (cam, states, _) = try makeSession()
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        let caps = try #require(cam.device.exposure)
+        let range = try #require(caps.durationRange)
+
+        var mark = states.value.count
+        cam.setExposureDuration(.seconds(10))
+        let long = try #require(await waitFor(states, after: mark) { $0.warning != nil })
+        #expect(long.warning == .clamped(name: "exposure duration (s)", requested: 10, applied: range.upperBound))
+        #expect(long.exposure?.mode == .manual && long.exposure?.duration == range.upperBound)
+
+        mark = states.value.count
+        cam.setExposureBias(100)
+        let bias = try #require(await waitFor(states, after: mark) { $0.warning != nil })
+        #expect(bias.warning == .ignored(name: "exposure bias 100.0 EV", reason: "exposure is manual; the bias applies in the auto modes"))
+        #expect("\(bias.warning!)".contains("no effect"))
+
+        mark = states.value.count
+        cam.setExposureMode(.continuousAuto)
+        cam.setExposureBias(100)
+        let biasRange = try #require(caps.biasRange)
+        let clamped = try #require(await waitFor(states, after: mark) { $0.warning?.code == "clamped" })
+        #expect(clamped.warning == .clamped(name: "exposure bias (EV)", requested: 100, applied: biasRange.upperBound))
+
+        let wb = try #require(cam.device.whiteBalance?.temperatureRange)
+        mark = states.value.count
+        cam.setWhiteBalanceTemperature(wb.upperBound + 10_000)
+        let warm = try #require(await waitFor(states, after: mark) { $0.warning?.code == "clamped" && $0.whiteBalance?.mode == .manual })
+        #expect(warm.warning == .clamped(name: "white-balance temperature (K)", requested: wb.upperBound + 10_000, applied: wb.upperBound))
+
+        // A value in range is applied with no warning.
+        mark = states.value.count
+        cam.setExposureBias(0)
+        let fine = try #require(await waitFor(states, after: mark) { $0.exposure?.bias == 0 })
+        #expect(fine.warning == nil, "\(String(describing: fine.warning))")
+        await cam.stop()
+    }
+}
