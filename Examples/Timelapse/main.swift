@@ -24,7 +24,7 @@ do {
     for shot in 1...shots {
         let url = folder.appendingPathComponent("shot-" + String(format: "%04d", shot) + ".jpg")
         let photo = try await camera.capturePhoto(to: url, settings: PhotoSettings(quality: 85))
-        print("\(url.path): \(photo.width)x\(photo.height), zoom \(photo.metadata.zoomRatio)")
+        print("\(url.path): \(photo.width)x\(photo.height), frame #\(photo.metadata.sequence)")
         if shot < shots { try await Task.sleep(for: .seconds(interval)) }
     }
     await camera.stop()
