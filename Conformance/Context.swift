@@ -8,10 +8,12 @@ public typealias ProcessHolder = @Sendable (_ backend: String, _ device: DeviceD
 /// What a check runs against: one device of one backend, with timeouts stretched by `timeScale`
 /// for slow machines (a TCG virtual machine runs about 10x slower than the host).
 public final class ConformanceContext: @unchecked Sendable {
+    /// The backend under test.
     public let backend: any CameraBackend
     /// The device under test, as last listed (re-read after a check unplugged and replugged it:
     /// the ID stays, its node may change).
     public var device: DeviceDescriptor { current.value }
+    /// How much longer than on the host every time-out is (1 on the host, about 10 in a TCG virtual machine).
     public let timeScale: Double
     /// Starts another process streaming a device, where the runner can (the `camhal` tool).
     public let holder: ProcessHolder?
@@ -119,6 +121,7 @@ public final class StateRecorder: @unchecked Sendable {
     private let states = Locked([CameraState]())
     private var task: Task<Void, Never>?
 
+    /// Starts recording `camera`'s snapshots, the current one first.
     public init(_ camera: any CameraDevice) {
         let stream = camera.stateUpdates()
         let states = self.states

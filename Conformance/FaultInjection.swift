@@ -56,9 +56,34 @@ public enum DeviceFault: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The kinds of fault a `FaultInjector` may offer, one per ``DeviceFault`` case.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case unplug, replug, stall, interruption, corrupt, truncate, drop, badFrameID
-        case streamError, bufferError, requeueError, dropShare, timestampWrap
+        /// The device goes away (``DeviceFault/unplug``).
+        case unplug
+        /// The device comes back (``DeviceFault/replug``).
+        case replug
+        /// Frames stop for a while (``DeviceFault/stall(seconds:)``).
+        case stall
+        /// A short gap in the frames (``DeviceFault/interruption(seconds:)``).
+        case interruption
+        /// Broken payloads (``DeviceFault/corrupt(frames:)``).
+        case corrupt
+        /// Cut payloads (``DeviceFault/truncate(frames:)``).
+        case truncate
+        /// Frames never sent (``DeviceFault/drop(frames:)``).
+        case drop
+        /// Payloads with a wrong frame ID (``DeviceFault/badFrameID(frames:)``).
+        case badFrameID
+        /// A fatal stream error (``DeviceFault/streamError``).
+        case streamError
+        /// Error-flagged buffers (``DeviceFault/bufferError``).
+        case bufferError
+        /// A failed buffer requeue (``DeviceFault/requeueError``).
+        case requeueError
+        /// A share of dropped buffers (``DeviceFault/dropShare(percent:)``).
+        case dropShare
+        /// A timestamp wrap (``DeviceFault/timestampWrap``).
+        case timestampWrap
     }
 
     public var description: String {
@@ -103,6 +128,7 @@ extension FaultInjector {
 /// Why a fault could not be injected.
 public struct FaultInjectionError: Error, CustomStringConvertible, Sendable {
     public let description: String
+    /// A failure to inject a fault, said in `description`.
     public init(_ description: String) { self.description = description }
 }
 
@@ -111,6 +137,7 @@ public struct HooksFaultInjector: FaultInjector {
     let hooks: any TestHooks
     let deviceID: String
 
+    /// Injects faults into `deviceID` of the virtual camera through `hooks` (`VirtualBackend`).
     public init(hooks: any TestHooks, deviceID: String) {
         self.hooks = hooks
         self.deviceID = deviceID
@@ -152,6 +179,7 @@ public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
     /// How long a command may take (replug waits for the node to exist).
     let replyTimeout: Double
 
+    /// Drives the emulated webcam with USB serial `serial` through its control socket in `socketDirectory`, waiting at most `replyTimeout` seconds for each reply.
     public init(serial: String, socketDirectory: String, replyTimeout: Double = 30) {
         self.serial = serial
         self.socketPath = "\(socketDirectory)/\(serial).sock"
@@ -326,6 +354,7 @@ public struct VividFaultInjector: FaultInjector {
     /// The `v4l2-ctl` that sets the controls.
     let tool: String
 
+    /// Drives vivid's error-injection controls of `node` with `tool` (`v4l2-ctl`), offering the timestamp wrap when `wrapsTimestamps`.
     public init(node: String, wrapsTimestamps: Bool = true, tool: String = "/usr/bin/v4l2-ctl") {
         self.node = node
         self.wrapsTimestamps = wrapsTimestamps

@@ -7,33 +7,52 @@ import Foundation
 public struct ConformanceReport: Sendable, Codable {
     /// One device's run: the backend and device IDs, the device's name, totals and every check.
     public struct DeviceRun: Sendable, Codable {
+        /// The backend's identifier (`v4l2`).
         public var backend: String
+        /// The device's ID, as `camhal probe` lists it.
         public var device: String
+        /// The device's human name.
         public var name: String
+        /// Checks that passed ("not supported" included).
         public var passed: Int
+        /// Checks that failed.
         public var failed: Int
+        /// Checks that were skipped.
         public var skipped: Int
+        /// Every check of the run, in order.
         public var checks: [CheckEntry]
     }
 
     /// One check's result: `status` is `ok`, `notSupported`, `skip` or `fail`; `reason` says why
     /// for all but `ok`; `file`/`line` say where a failure was detected.
     public struct CheckEntry: Sendable, Codable {
+        /// The check's ID (`Z1a`).
         public var id: String
+        /// The contract clause it covers (`Z1`).
         public var clause: String
+        /// The contract area (`Zoom`).
         public var area: String
+        /// What the check guarantees, in a line.
         public var title: String
+        /// `ok`, `notSupported`, `skip` or `fail`.
         public var status: String
+        /// Why, for every status but `ok`.
         public var reason: String?
+        /// Wall-clock seconds the check took.
         public var seconds: Double
+        /// Where a failure was detected, else where the check is written.
         public var file: String
+        /// The line in `file`.
         public var line: Int
     }
 
     /// A backend the run passed over, with the reason (`unavailable: no V4L2 devices`).
     public struct SkippedBackend: Sendable, Codable {
+        /// The backend's identifier.
         public var backend: String
+        /// Why it was passed over.
         public var reason: String
+        /// A backend passed over for `reason`.
         public init(backend: String, reason: String) {
             self.backend = backend
             self.reason = reason
@@ -46,9 +65,12 @@ public struct ConformanceReport: Sendable, Codable {
     public var skippedBackends: [SkippedBackend] = []
     /// Totals over every run: "not supported" counts as passed, a skip is not a failure.
     public var passed = 0
+    /// Failed checks over every run.
     public var failed = 0
+    /// Skipped checks over every run.
     public var skipped = 0
 
+    /// An empty report.
     public init() {}
 
     /// Adds one device's run.

@@ -22,6 +22,7 @@ public enum Outcome: Sendable, Hashable {
         }
     }
 
+    /// Whether the check passed: `ok` or `notSupported`.
     public var passed: Bool {
         switch self {
         case .ok, .notSupported: return true
@@ -34,12 +35,15 @@ public enum Outcome: Sendable, Hashable {
 public struct Check: Sendable {
     /// Clause ID with a letter when a clause has several checks (`Z1a`).
     public let id: String
+    /// What the check guarantees, in a line.
     public let title: String
     /// Where the check is written (`CamHALConformance/Zoom.swift`), for reports.
     public let file: String
+    /// The line in `file`.
     public let line: Int
     let body: @Sendable (ConformanceContext) async throws -> Outcome
 
+    /// A check `id` of the clause it covers, with its `title`, written at `file`:`line`, whose `body` runs against a context and returns the outcome.
     public init(_ id: String, _ title: String, file: String = #fileID, line: Int = #line,
                 _ body: @escaping @Sendable (ConformanceContext) async throws -> Outcome) {
         self.id = id
@@ -55,7 +59,9 @@ public struct Check: Sendable {
 
 /// A contract area: one file of checks.
 public struct Area: Sendable {
+    /// The area's name (`Zoom`), as reports name it.
     public let name: String
+    /// The area's checks, in order.
     public let checks: [Check]
 }
 
@@ -63,26 +69,35 @@ public struct Area: Sendable {
 public struct CheckResult: Sendable, Hashable {
     /// The check's ID (`Z1a`); `clause` is the contract clause (`Z1`).
     public var id: String
+    /// The contract clause (`Z1`).
     public var clause: String
     /// The contract area (`Zoom`), as `ConformanceSuite.areas` names it.
     public var area: String
+    /// What the check guarantees, in a line.
     public var title: String
+    /// What the check found.
     public var outcome: Outcome
     /// Wall-clock seconds the check took, clean-up included.
     public var duration: Double
     /// Where a failure was detected (the failing `expect`), else where the check is written.
     public var file: String
+    /// The line in `file`.
     public var line: Int
 }
 
 /// Totals of a run.
 public struct Summary: Sendable, Hashable {
+    /// Checks that passed ("not supported" included).
     public var passed = 0
+    /// Checks that failed.
     public var failed = 0
+    /// Checks that were skipped.
     public var skipped = 0
+    /// Each check's outcome by its ID.
     public var results: [String: Outcome] = [:]
     /// Every check that ran, in order.
     public var records: [CheckResult] = []
+    /// An empty summary.
     public init() {}
     /// `N passed, N failed, N skipped`.
     public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
@@ -127,10 +142,18 @@ public enum ConformanceSuite {
 
     /// Runs the checks whose clause or ID is in `only` (all when nil) against `device` of `backend`,
     /// printing one line per check through `log` and the summary line last.
-    /// - Parameter holder: starts another process streaming a device (R4b); nil where there is no
-    ///   program to start (under `swift test`), and R4b then skips.
-    /// - Parameter faults: makes the device fail on demand for D3, S7, S8, P1b and C2b; by default
-    ///   `FaultInjectors.forDevice` (the backend's test hooks, or an emulated webcam's socket).
+    /// - Parameters:
+    ///   - backend: the backend under test.
+    ///   - device: the device of `backend` the checks open.
+    ///   - only: check IDs (`Z1a`), clauses (`Z1`) or clause families (`Z`) to run; nil runs all.
+    ///   - timeScale: how much longer than on the host every time-out is (about 4 to 10 in a
+    ///     software-emulated virtual machine).
+    ///   - extraAreas: checks of the caller's own (a backend's), run after the contract's.
+    ///   - log: receives each check's line and the summary line.
+    ///   - holder: starts another process streaming a device (R4b); nil where there is no
+    ///     program to start (under `swift test`), and R4b then skips.
+    ///   - faults: makes the device fail on demand for D3, S7, S8, P1b and C2b; by default
+    ///     `FaultInjectors.forDevice` (the backend's test hooks, or an emulated webcam's socket).
     public static func run(
         backend: any CameraBackend, device: DeviceDescriptor, only: Set<String>? = nil,
         timeScale: Double = 1, extraAreas: [Area] = [],

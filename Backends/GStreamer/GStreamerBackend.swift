@@ -57,6 +57,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     /// `GStreamerSource.description`), adds it and returns its descriptor. Throws
     /// `CameraError.invalidArgument` naming a refused element and the rule, or the parse error.
     /// - Parameters:
+    ///   - description: the source, as `gst-launch-1.0` takes it (`videotestsrc pattern=ball`).
     ///   - policy: set `allowsLocalFiles` to let the description read local files (`filesrc`).
     ///   - allowPipeline: the app's own trusted pipeline, exempt from the allowlist.
     @discardableResult

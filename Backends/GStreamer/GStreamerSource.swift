@@ -60,6 +60,7 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
     /// `CameraError.invalidArgument` naming the element and the rule.
     ///
     /// - Parameters:
+    ///   - description: the source, as `gst-launch-1.0` takes it (`videotestsrc pattern=ball`).
     ///   - policy: what the description may reach beyond the allowlist (nothing by default).
     ///   - allowPipeline: the app's own trusted pipeline: any element (the size limits and the
     ///     linear-chain syntax still apply).

@@ -181,8 +181,11 @@ public enum SceneRenderer {
 public enum VirtualScene: Sendable, Hashable {
     /// An 8-bit gray image, row-major, `width` x `height` bytes.
     public struct GrayImage: Sendable, Hashable {
+        /// Width in pixels.
         public let width: Int
+        /// Height in pixels.
         public let height: Int
+        /// The gray levels, row by row, `width` per row.
         public let pixels: [UInt8]
         /// nil unless `pixels.count == width * height` and both sides are positive.
         public init?(width: Int, height: Int, pixels: [UInt8]) {

@@ -35,6 +35,7 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
     /// The devices' raw controls (VirtualControls.swift).
     let rawControls = VirtualRawControls()
 
+    /// A virtual camera streaming `frameRate` frames a second of `scene`.
     public init(frameRate: Double = 30, scene: VirtualScene = .gradient) {
         self.frameRate = frameRate
         self.scene = scene

@@ -5,17 +5,29 @@ import Foundation
 
 /// A barcode symbology.
 public enum BarcodeFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    /// QR Code.
     case qrCode = "QR"
+    /// EAN-13 (and ISBN-13).
     case ean13 = "EAN-13"
+    /// EAN-8.
     case ean8 = "EAN-8"
+    /// UPC-A.
     case upcA = "UPC-A"
+    /// UPC-E.
     case upcE = "UPC-E"
+    /// Code 128.
     case code128 = "Code 128"
+    /// Code 39.
     case code39 = "Code 39"
+    /// Code 93.
     case code93 = "Code 93"
+    /// Interleaved 2 of 5.
     case interleaved2of5 = "I2/5"
+    /// Codabar.
     case codabar = "Codabar"
+    /// GS1 DataBar.
     case dataBar = "DataBar"
+    /// PDF417.
     case pdf417 = "PDF417"
 
     public var description: String { rawValue }
@@ -47,6 +59,7 @@ public enum BarcodeFormat: String, Sendable, Hashable, CaseIterable, Codable, Cu
 public struct Barcode: Sendable, Hashable, CustomStringConvertible {
     /// The decoded text (UTF-8 as zbar reports it).
     public let value: String
+    /// The symbology.
     public let format: BarcodeFormat
     /// Bounding box in frame-buffer pixels (ML Kit `boundingBox`).
     public let bounds: PixelRect
@@ -62,6 +75,7 @@ public struct Barcode: Sendable, Hashable, CustomStringConvertible {
 
 /// Finds barcodes in frames with zbar. `scan` is thread-safe (one zbar scanner, locked).
 public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
+    /// The symbologies it looks for.
     public let formats: Set<BarcodeFormat>
     /// Whether view coordinates are mirrored: `.auto` mirrors front-facing cameras, like their preview.
     public let mirror: PhotoSettings.Mirror
@@ -71,6 +85,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
 
     /// - Parameters:
     ///   - formats: the symbologies to look for (QR, EAN-13 and Code 128 by default, as in the seeds).
+    ///   - mirror: whether view coordinates are mirrored (`.auto`: for front cameras, like their preview).
     ///   - onResult: called with every frame's barcodes (possibly empty) when used as an analyzer.
     public init(formats: Set<BarcodeFormat> = [.qrCode, .ean13, .code128], mirror: PhotoSettings.Mirror = .auto,
                 onResult: (@Sendable ([Barcode], Frame) -> Void)? = nil) {
@@ -85,6 +100,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
 
     deinit { zbar_image_scanner_destroy(scanner) }
 
+    /// Scans `frame` and hands the barcodes (possibly none) to `onResult`.
     public func analyze(_ frame: Frame) {
         let found = (try? scan(frame)) ?? []
         onResult?(found, frame)

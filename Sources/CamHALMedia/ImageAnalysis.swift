@@ -7,6 +7,7 @@ import Foundation
 /// `AVCaptureVideoDataOutputSampleBufferDelegate`). Called on the analysis queue, one frame at a
 /// time; return promptly and do not keep the frame (a held frame is a buffer the device cannot refill).
 public protocol FrameAnalyzer: AnyObject, Sendable {
+    /// Looks at one frame; called off the frame path, with the newest frame whenever the analyzer is free.
     func analyze(_ frame: Frame)
 }
 
@@ -35,7 +36,11 @@ public final class ImageAnalysis: @unchecked Sendable {
     private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
     private var task: Task<Void, Never>?
 
+    /// Runs `analyzer` on `camera`'s frames, keep-only-latest: it sees the newest frame whenever it
+    /// is free and never stalls the stream.
     /// - Parameters:
+    ///   - camera: the camera whose frames are analysed.
+    ///   - analyzer: called with each frame analysed.
     ///   - queue: where the analyzer runs (a private serial queue by default), like
     ///     `setAnalyzer(executor, ...)` / `setSampleBufferDelegate(_, queue:)`.
     public init(camera: any CameraDevice, queue: DispatchQueue? = nil, analyzer: @escaping @Sendable (Frame) -> Void) {
@@ -44,6 +49,7 @@ public final class ImageAnalysis: @unchecked Sendable {
         self.body = analyzer
     }
 
+    /// Runs `analyzer` on `camera`'s frames on `queue`, keep-only-latest.
     public convenience init(camera: any CameraDevice, queue: DispatchQueue? = nil, analyzer: some FrameAnalyzer) {
         self.init(camera: camera, queue: queue, analyzer: { [analyzer] in analyzer.analyze($0) })
     }
@@ -67,6 +73,7 @@ public final class ImageAnalysis: @unchecked Sendable {
         queue.sync {}
     }
 
+    /// Frames analysed and skipped so far.
     public var stats: AnalysisStats {
         var s = counters.value
         let c = current.value

@@ -6,7 +6,9 @@ import CamHAL
 /// an appsrc with plain `video/x-raw,format=I420` caps at any width (636 wide from libcamera's vimc
 /// needs the padding: a tightly packed buffer is the wrong size for GStreamer).
 public final class I420Image: @unchecked Sendable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// Bytes per row of the Y plane (width rounded up to 4).
     public let strideY: Int
@@ -16,8 +18,10 @@ public final class I420Image: @unchecked Sendable {
     public var chromaHeight: Int { (height + 1) / 2 }
     /// The whole buffer: Y, U, V back to back.
     public let storage: UnsafeMutablePointer<UInt8>
+    /// Bytes of the three planes together.
     public let byteCount: Int
 
+    /// A `width` by `height` image (contents undefined).
     public init(width: Int, height: Int) {
         func roundUp4(_ v: Int) -> Int { (v + 3) & ~3 }
         self.width = width
@@ -30,8 +34,11 @@ public final class I420Image: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
+    /// The luma plane, `strideY` bytes per row.
     public var y: UnsafeMutablePointer<UInt8> { storage }
+    /// The Cb plane, `strideUV` bytes per row, `chromaHeight` rows.
     public var u: UnsafeMutablePointer<UInt8> { storage + strideY * ((height + 1) & ~1) }
+    /// The Cr plane, after the Cb plane.
     public var v: UnsafeMutablePointer<UInt8> { u + strideUV * chromaHeight }
 
     /// Views the image as a `Frame` (format `.i420`, three planes), kept alive by the frame.
@@ -48,11 +55,17 @@ public final class I420Image: @unchecked Sendable {
 
 /// An owned packed image (one plane, e.g. RGBA or gray), tightly packed rows.
 public final class PackedImage: @unchecked Sendable {
+    /// The pixel format.
     public let format: PixelFormat
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
+    /// Bytes per row.
     public let bytesPerRow: Int
+    /// The pixels, `bytesPerRow` times `height` bytes, owned by the image.
     public let storage: UnsafeMutablePointer<UInt8>
+    /// `bytesPerRow` times `height`.
     public var byteCount: Int { bytesPerRow * height }
 
     /// A buffer for `format` (which must be packed: `.rgba`, `.bgra`, `.gray8`, `.rgb24`...).

@@ -42,6 +42,7 @@ public final class JPEGCodec: @unchecked Sendable {
     /// Handles kept for reuse; more concurrent callers than this create and drop extra handles.
     public let poolLimit: Int
 
+    /// A codec keeping at most `poolLimit` TurboJPEG handles for reuse.
     public init(poolLimit: Int = 4) { self.poolLimit = poolLimit }
 
     deinit { for h in decompressors.value { tjDestroy(h) } }

@@ -8,7 +8,9 @@ public struct PhotoSettings: Sendable, Hashable {
     public enum Mirror: String, Sendable, Hashable, CaseIterable {
         /// Mirror front-facing cameras, like AVCapturePhotoOutput and a selfie preview; not others.
         case auto
+        /// Always mirrored.
         case on
+        /// Never mirrored.
         case off
     }
 
@@ -17,6 +19,7 @@ public struct PhotoSettings: Sendable, Hashable {
     /// Largest width and height of the stored image; larger images are scaled down keeping their
     /// aspect ratio. nil keeps the visible size.
     public var maxSize: Size?
+    /// Whether the photo is mirrored (`.auto`: front cameras, like their preview).
     public var mirror: Mirror
     /// Clockwise rotation (0, 90, 180 or 270 degrees) that makes the image upright for the viewer,
     /// from the device's rotation relative to the sensor (CameraX `ImageInfo.rotationDegrees`). It is
@@ -25,6 +28,7 @@ public struct PhotoSettings: Sendable, Hashable {
     /// How long to wait for a frame before failing with `CameraError.timeout`.
     public var timeout: Duration
 
+    /// Photo settings; each value is checked when the photo is taken (`CameraError.invalidArgument` naming it).
     public init(quality: Int = 90, maxSize: Size? = nil, mirror: Mirror = .auto, rotationDegrees: Int = 0, timeout: Duration = .seconds(5)) {
         self.quality = quality
         self.maxSize = maxSize
@@ -67,7 +71,9 @@ public struct Photo: Sendable {
     public let data: [UInt8]
     /// Pixel size of the stored image.
     public let width: Int
+    /// Pixel height of the stored image.
     public let height: Int
+    /// Where the photo came from and how it was made.
     public let metadata: PhotoMetadata
 }
 
@@ -75,12 +81,15 @@ public struct Photo: Sendable {
 public struct PhotoMetadata: Sendable, Hashable {
     /// `backend:device` of the session.
     public let device: String
+    /// The lens the frame came from, where the device names it.
     public let lensID: String?
     /// Frame sequence number and capture time (backend monotonic clock).
     public let sequence: UInt64
+    /// Capture time, on the backend's monotonic clock.
     public let timestamp: Double
     /// The part of the lens's field of view the photo shows (zoom crop included).
     public let fieldOfView: NormalizedRect
+    /// Whether the picture was mirrored.
     public let mirrored: Bool
     /// EXIF orientation tag (1, 3, 6, 8).
     public let exifOrientation: Int

@@ -13,6 +13,7 @@ public enum Quality: Int, Sendable, Hashable, Comparable, CaseIterable, CustomSt
     case uhd = 2160
 
     public static func < (a: Quality, b: Quality) -> Bool { a.rawValue < b.rawValue }
+    /// The height in pixels the quality stands for (720 for HD).
     public var height: Int { rawValue }
     public var description: String {
         switch self {
@@ -55,14 +56,18 @@ public enum FallbackStrategy: Sendable, Hashable {
 /// Picks the recording quality (CameraX `QualitySelector`): the first supported quality of an
 /// ordered list, then the fallback.
 public struct QualitySelector: Sendable, Hashable {
+    /// The qualities to try, in order.
     public var qualities: [Quality]
+    /// What to do when none of `qualities` is available.
     public var fallback: FallbackStrategy
 
+    /// Tries `qualities` in order, then `fallback`.
     public init(_ qualities: [Quality], fallback: FallbackStrategy = .none) {
         self.qualities = qualities
         self.fallback = fallback
     }
 
+    /// One quality, then `fallback`.
     public static func from(_ quality: Quality, fallback: FallbackStrategy = .none) -> QualitySelector {
         QualitySelector([quality], fallback: fallback)
     }

@@ -103,6 +103,7 @@ public struct RecordingOptions: Sendable, Hashable {
         }
     }
 
+    /// Recording options; each value is checked when the recording starts (`CameraError.invalidArgument` naming it).
     public init(quality: QualitySelector? = nil, container: RecordingContainer? = nil, mirror: PhotoSettings.Mirror = .auto,
                 bitrateKbps: Int? = nil, audio: Bool = false, firstFrameTimeout: Duration = .seconds(5), maxDuration: Duration? = nil) {
         self.maxDuration = maxDuration
@@ -132,18 +133,26 @@ public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
 
 /// What a recording is, once it started.
 public struct RecordingInfo: Sendable, Hashable {
+    /// The file being written.
     public var url: URL
+    /// The recorded picture size.
     public var size: Size
+    /// The quality it was recorded at, when one was asked for.
     public var quality: Quality?
+    /// Frames a second, as the camera streams.
     public var frameRate: Double
+    /// The container format.
     public var container: RecordingContainer
+    /// The GStreamer pipeline that encodes, for diagnostics.
     public var pipeline: String
 }
 
 /// Events of one recording, in order (CameraX `VideoRecordEvent`): one `started`, `status` at
 /// least once a second, exactly one `finalized` (then the stream ends).
 public enum RecordEvent: Sendable {
+    /// The first frame reached the encoder.
     case started(RecordingInfo)
+    /// Progress, at least once a second.
     case status(RecordingStats)
     /// The file is complete. `error` is nil on a clean stop; otherwise it says why the recording
     /// ended early (the file still plays up to that point).
@@ -208,7 +217,9 @@ extension CameraDevice {
 
 /// A recording in progress (CameraX `Recording`). Stop it with `stop()`; watch `events`.
 public final class Recording: @unchecked Sendable {
+    /// The file being written.
     public let url: URL
+    /// What is recorded: size, rate, container.
     public let info: RecordingInfo
     /// The event stream: `started`, `status`..., `finalized`.
     public let events: AsyncStream<RecordEvent>

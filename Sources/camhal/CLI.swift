@@ -101,9 +101,11 @@ extension CameraError {
 
 enum CLI {
     static let overview = """
-        camhal: one camera API for Linux, over V4L2, libcamera, GStreamer and a virtual camera.
+        camhal \(version): one camera API for Linux, over V4L2, libcamera, PipeWire, GStreamer and a
+        virtual camera.
 
         usage: camhal <verb> [options]    (camhal <verb> --help for the verb's options)
+               camhal --version
         exit status: 0 success, 1 the camera work failed, 2 bad usage (unknown verb, option,
                      backend or value)
         """
@@ -138,6 +140,10 @@ enum CLI {
     }
 
     static func main(arguments: [String], verbs: [Verb]) async -> Int32 {
+        if arguments == ["--version"] {
+            print("camhal \(version)")
+            return 0
+        }
         guard let first = arguments.first, first != "--help", first != "-h", first != "help" else {
             print(overview)
             print("\nverbs:")

@@ -35,6 +35,23 @@ extension CamhalBinaryTests {
             for verb in CLI.verbs { #expect(verb.usage.hasPrefix("usage: camhal \(verb.name) "), "\(verb.name): \(verb.usage)") }
         }
 
+        /// `--version` prints the one version and exits 0; the overview carries it and names every
+        /// backend family. Would catch: a second hard-coded version drifting from `CLI.version`, or a
+        /// backend (PipeWire was) missing from the top-level help.
+        @Test("--version prints CLI.version; --help names every backend")
+        func versionAndBackendsInHelp() async throws {
+            let version = try await camhal(["--version"])
+            #expect(version.status == 0, "\(version)")
+            #expect(version.stdout == "camhal \(CLI.version)\n", "\(version)")
+            #expect(!CLI.version.isEmpty)
+            let help = try await camhal(["--help"])
+            let overview = help.stdout.split(separator: "\n\n").first.map(String.init) ?? ""
+            #expect(overview.contains(CLI.version), "\(help)")
+            for backend in ["V4L2", "libcamera", "PipeWire", "GStreamer", "virtual camera"] {
+                #expect(overview.contains(backend), "--help does not name \(backend): \(overview)")
+            }
+        }
+
         /// Exit 2: the command line is wrong, whatever the machine has; each message names the bad value.
         @Test("usage errors exit 2 and name the bad value", arguments: [
             (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--quality", "0"], "'0'"),

@@ -15,6 +15,7 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
 
     public let identifier = "libcamera"
 
+    /// A backend of its own; prefer ``shared``: libcamera allows one `CameraManager` per process.
     public init() {}
 
     /// Available when the CameraManager starts (also with zero cameras); the reason otherwise.

@@ -21,6 +21,7 @@ public final class V4L2Backend: CameraBackend, Sendable {
     /// not mistyped (`unknownDevice`).
     private let everListed = Locked<Set<String>>([])
 
+    /// A backend over the device nodes in `/dev`.
     public init() { devDirectory = "/dev" }
 
     public func availability() -> BackendAvailability {
