@@ -68,7 +68,7 @@ public struct Photo: Sendable {
     /// Pixel size of the stored image.
     public let width: Int
     public let height: Int
-    public let metadata: PhotoMetadata
+    public internal(set) var metadata: PhotoMetadata
 }
 
 /// Where a photo came from and how it was made.
@@ -91,5 +91,11 @@ public struct PhotoMetadata: Sendable, Hashable {
     public let passedThrough: Bool
     /// Source pixel format of the frame.
     public let sourceFormat: PixelFormat
+    /// Frames passed over before this one because the device reported an auto loop still
+    /// converging (0: the first frame that was ready). `skipReason` says which loop.
+    public internal(set) var framesSkipped: Int = 0
+    /// Why frames were skipped ("auto exposure converging", "autofocus converging", and when
+    /// the loop never settled, that the photo was taken anyway); nil when none was.
+    public internal(set) var skipReason: String? = nil
 }
 #endif
