@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a device makes zoom real (Z5).
 public enum ZoomMethod: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// Optical zoom (a zoom lens motor, V4L2 ZOOM_ABSOLUTE).
@@ -7,6 +9,47 @@ public enum ZoomMethod: String, Sendable, Hashable, Codable, CustomStringConvert
     /// Digital zoom by a crop in CamHAL's own frame path (`Frame.visibleRect`).
     case frameCrop
     public var description: String { rawValue }
+}
+
+/// A device's format list, listed by a loader when first read (then kept), or given at once.
+/// Compared, hashed and coded by its value, so a lazily listed descriptor equals an eager one.
+final class LazyFormats: Sendable, Hashable, Codable {
+    private enum State {
+        case loaded([FormatDescription])
+        case pending(@Sendable () -> [FormatDescription])
+    }
+    private let state: Mutex<State>
+
+    init(_ formats: [FormatDescription]) { state = Mutex(.loaded(formats)) }
+    init(_ loader: @escaping @Sendable () -> [FormatDescription]) { state = Mutex(.pending(loader)) }
+
+    /// The list, loading it on first use (concurrent readers wait for the one load).
+    var value: [FormatDescription] {
+        state.withLock { s in
+            switch s {
+            case .loaded(let f): return f
+            case .pending(let load):
+                let f = load()
+                s = .loaded(f)
+                return f
+            }
+        }
+    }
+
+    var ifLoaded: [FormatDescription]? {
+        state.withLock { s in
+            if case .loaded(let f) = s { return f }
+            return nil
+        }
+    }
+
+    static func == (a: LazyFormats, b: LazyFormats) -> Bool { a === b || a.value == b.value }
+    func hash(into h: inout Hasher) { h.combine(value) }
+    convenience init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode([FormatDescription].self)) }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(value)
+    }
 }
 
 /// What a backend knows about one device before any session starts: the raw material of
@@ -28,8 +71,15 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     public var supportsFocusPoint: Bool
     /// Requestable focus modes; empty for a fixed-focus lens.
     public var focusModes: [FocusMode]
-    /// Every format the device can stream.
-    public var formats: [FormatDescription]
+    /// Every format the device can stream. A backend may fill it in when it is first read
+    /// (`init(..., formatsLoader:)`): listing every size and rate costs thousands of driver calls
+    /// on some devices, which opening a camera for its first frame does not need.
+    public var formats: [FormatDescription] {
+        get { formatStore.value }
+        set { formatStore = LazyFormats(newValue) }
+    }
+    /// Where `formats` lives: shared by copies, loaded once.
+    private var formatStore: LazyFormats
     /// How the device makes zoom real (Z5).
     public var zoomMethod: ZoomMethod
     /// Whether a second session (or process) streaming the device is refused (R4).
@@ -73,7 +123,7 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         self.hasTorch = hasTorch
         self.supportsFocusPoint = supportsFocusPoint
         self.focusModes = focusModes
-        self.formats = formats
+        self.formatStore = LazyFormats(formats)
         self.zoomMethod = zoomMethod
         self.isExclusive = isExclusive
         self.details = details
@@ -82,6 +132,24 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
         self.antiFlickerModes = antiFlickerModes
         self.metering = metering
         self.testSource = isTestSource ? true : nil
+    }
+
+    /// The same descriptor with its formats listed by `loader` when first read (once, whichever
+    /// copy reads them), for backends whose full listing is slow.
+    package func withFormats(loadedBy loader: @escaping @Sendable () -> [FormatDescription]) -> DeviceDescriptor {
+        var d = self
+        d.formatStore = LazyFormats(loader)
+        return d
+    }
+
+    /// The formats when they are already listed, nil while a loader has not run: a backend's own
+    /// quick choice on the path to the first frame uses the list only when it costs nothing.
+    package var formatsIfLoaded: [FormatDescription]? { formatStore.ifLoaded }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, backend, facing, lenses, hasTorch, supportsFocusPoint, focusModes
+        case formatStore = "formats"
+        case zoomMethod, isExclusive, details, exposure, whiteBalance, antiFlickerModes, metering
     }
 
     public var description: String { "\(backend):\(id) '\(name)' (\(facing))" }

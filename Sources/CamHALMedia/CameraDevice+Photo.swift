@@ -3,21 +3,64 @@ import CamHAL
 import Foundation
 
 extension CameraDevice {
-    /// Takes a photo from the newest frame (CameraX `ImageCapture.takePicture`, AVFoundation
-    /// `capturePhoto`): the visible rectangle (zoom crop included), scaled to `maxSize`, mirrored
-    /// per `settings.mirror`, JPEG-encoded with EXIF orientation.
+    /// Takes a photo from the first frame that is ready (CameraX `ImageCapture.takePicture`,
+    /// AVFoundation `capturePhoto`): the visible rectangle (zoom crop included), scaled to
+    /// `maxSize`, mirrored per `settings.mirror`, JPEG-encoded with EXIF orientation. Frames are
+    /// passed over only while the device reports its auto exposure or autofocus converging
+    /// (`CameraState.convergence`), at most `maxConvergenceFrames`; the photo's metadata says how
+    /// many and why (`framesSkipped`, `skipReason`). A source that reports no loop (a test
+    /// source, most V4L2 webcams) gives its first frame.
     ///
     /// The session must be running (or starting): like AVCapturePhotoOutput and CameraX, a session
     /// that was never started is an error (`configurationFailed`, once a 0.5 s grace for a `start()` just issued has
-    /// passed), not an implicit start.
+    /// passed), not an implicit start. Called right after `start()`, it takes the session's first frame.
     /// It never hangs: no frame within `settings.timeout` is `CameraError.timeout`.
     public func capturePhoto(_ settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
         try settings.validate()
-        let frame = try await nextFrame(timeout: settings.timeout, purpose: "capturePhoto")
-        let device = self.device
-        return try await Offload.run { () throws(CameraError) -> Photo in
-            try PhotoEncoder.photo(from: frame, settings: settings, device: device)
+        // Subscribed before anything is awaited, so a frame arriving meanwhile is not missed.
+        let stream = frames(policy: .keepOnlyLatest)
+        defer { stream.cancel() }
+        try await requireStarted(for: "capturePhoto")
+        let deadline = Date(timeIntervalSinceNow: min(max(0.001, settings.timeout), 1e9))
+        var skipped = 0
+        var reasons: [String] = []
+        while true {
+            let left = max(0.001, deadline.timeIntervalSinceNow)
+            guard let frame = await stream.next(timeout: left) else {
+                if let reason = stream.endReason { throw reason }
+                if stream.isFinished || Task.isCancelled {
+                    throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for capturePhoto")
+                }
+                throw CameraError.timeout("no frame from \(mediaName) within \(settings.timeout) s for capturePhoto (status \(currentState.status))"
+                    + (skipped > 0 ? "; \(skipped) frame(s) skipped while \(reasons.joined(separator: " and "))" : ""))
+            }
+            let converging = Self.convergingLoops(currentState.convergence)
+            let last = skipped >= Self.maxConvergenceFrames || deadline.timeIntervalSinceNow <= 0
+            if converging.isEmpty || last {
+                for r in converging where !reasons.contains(r) { reasons.append(r) }
+                var why = reasons.isEmpty ? nil : reasons.joined(separator: " and ")
+                if !converging.isEmpty, let w = why { why = "\(w); taken still converging after \(skipped) frame(s)" }
+                let device = self.device
+                var photo = try await Offload.run { () throws(CameraError) -> Photo in
+                    try PhotoEncoder.photo(from: frame, settings: settings, device: device)
+                }
+                photo.metadata.framesSkipped = skipped
+                photo.metadata.skipReason = why
+                return photo
+            }
+            skipped += 1
+            for r in converging where !reasons.contains(r) { reasons.append(r) }
         }
+    }
+
+    /// The most frames `capturePhoto` passes over waiting for an auto loop to converge (about
+    /// 2 s at 30 fps); a loop still converging then does not hold the photo back further.
+    static var maxConvergenceFrames: Int { 60 }
+
+    /// The loops the device reports converging, as a photo's `skipReason` names them.
+    static func convergingLoops(_ c: Convergence) -> [String] {
+        (c.exposure == .adjusting ? ["auto exposure converging"] : [])
+            + (c.focus == .adjusting ? ["autofocus converging"] : [])
     }
 
     /// Takes a photo and writes it atomically to `url` (temporary file in the same directory,

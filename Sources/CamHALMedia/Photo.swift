@@ -74,7 +74,7 @@ public struct Photo: Sendable {
     /// Pixel height of the stored image.
     public let height: Int
     /// Where the photo came from and how it was made.
-    public let metadata: PhotoMetadata
+    public internal(set) var metadata: PhotoMetadata
 }
 
 /// Where a photo came from and how it was made.
@@ -100,5 +100,11 @@ public struct PhotoMetadata: Sendable, Hashable {
     public let passedThrough: Bool
     /// Source pixel format of the frame.
     public let sourceFormat: PixelFormat
+    /// Frames passed over before this one because the device reported an auto loop still
+    /// converging (0: the first frame that was ready). `skipReason` says which loop.
+    public internal(set) var framesSkipped: Int = 0
+    /// Why frames were skipped ("auto exposure converging", "autofocus converging", and when
+    /// the loop never settled, that the photo was taken anyway); nil when none was.
+    public internal(set) var skipReason: String? = nil
 }
 #endif

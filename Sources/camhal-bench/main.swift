@@ -11,7 +11,11 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
     print(Options.usage)
+    print("       camhal-bench --startup [--rounds R]  one photo against gst-launch-1.0, and every-backend start-up against V4L2-only, as ratios")
     exit(0)
+}
+if arguments.first == "--startup" {
+    exit(StartupBench.run(Array(arguments.dropFirst())))
 }
 let options: Options
 do {

@@ -71,7 +71,8 @@ enum CaptureCommand {
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
         let settings = PhotoSettings(quality: try a.integer("quality", in: 1...100) ?? 90, maxSize: try a.size("max-size"),
                                      mirror: try MediaSupport.parseMirror(a["mirror"]),
-                                     rotationDegrees: try a.integer("rotation", in: 0...270) ?? 0)
+                                     rotationDegrees: try a.integer("rotation", in: 0...270) ?? 0,
+                                     timeout: 10)  // the first frame included: a device that is slow to start still gets 10 s
         let zoom = try a.number("zoom", in: zoomRange)
         try validate(settings)
         let url = try destination(output, a)  // before touching the camera
@@ -81,8 +82,11 @@ enum CaptureCommand {
         defer { report.finish() }
         camera.start()
         do {
-            try await MediaSupport.waitUntilStreaming(camera)
+            // No wait for streaming first: capturePhoto subscribes at once and takes the first
+            // frame that is ready (a poll for "streaming" then a fresh subscription threw the
+            // first frames away).
             if let z = zoom {
+                try await MediaSupport.waitUntilStreaming(camera)
                 camera.setZoomRatio(z)
                 // M2: wait for a frame taken with the new zoom, not for a guessed time.
                 _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(10))
@@ -97,7 +101,8 @@ enum CaptureCommand {
             let ms = Date().timeIntervalSince(started) * 1000
             let line = "wrote \(url == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
                 + "from \(photo.metadata.device) frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
-                + "\(photo.metadata.mirrored ? ", mirrored" : "")), \(String(format: "%.0f", ms)) ms"
+                + "\(photo.metadata.mirrored ? ", mirrored" : "")"
+                + "\(photo.metadata.skipReason.map { ", \(photo.metadata.framesSkipped) frame(s) skipped: \($0)" } ?? "")), \(String(format: "%.0f", ms)) ms"
             // With -o - standard output carries the JPEG alone.
             if url == nil { printError(line) } else { print(line) }
         } catch {

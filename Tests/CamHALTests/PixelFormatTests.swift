@@ -153,3 +153,37 @@ struct PixelFormatTests {
         #expect(StreamRequest(frameRate: 25).fallbackWarning(streaming: StreamFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: 0)) == nil)
     }
 }
+
+@Suite("DeviceDescriptor formats listed when first read")
+struct LazyDeviceFormatsTests {
+    static let formats = [
+        FormatDescription(pixelFormat: .yuyv, size: Size(width: 640, height: 480), frameRates: [30, 15]),
+        FormatDescription(pixelFormat: .mjpeg, size: Size(width: 1280, height: 720), frameRates: [30]),
+    ]
+    static func eager() -> DeviceDescriptor {
+        DeviceDescriptor(id: "d", name: "D", backend: "b", facing: .external, lenses: DeviceDescriptor.singleLens(facing: .external), formats: formats)
+    }
+
+    @Test("the loader runs once, on first read, whichever copy reads; the lazy descriptor equals, hashes and codes as the eager one")
+    func lazyEqualsEager() throws {
+        let calls = Locked(0)
+        let lazy = Self.eager().withFormats(loadedBy: { calls.withLock { $0 += 1 }; return Self.formats })
+        let copy = lazy
+        #expect(lazy.formatsIfLoaded == nil)
+        #expect(calls.value == 0, "describing a device must not list its formats")
+        #expect(copy.formats == Self.formats)
+        #expect(lazy.formatsIfLoaded == Self.formats, "a copy's read fills the list for every copy")
+        #expect(lazy.formats == Self.formats && calls.value == 1)
+        #expect(lazy == Self.eager())
+        #expect(lazy.hashValue == Self.eager().hashValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys  // a dictionary's key order is not stable between encodings
+        let a = try encoder.encode(lazy), b = try encoder.encode(Self.eager())
+        #expect(a == b)
+        #expect(try JSONDecoder().decode(DeviceDescriptor.self, from: a) == Self.eager())
+        #expect(String(decoding: a, as: UTF8.self).contains("\"formats\""))
+        var edited = lazy
+        edited.formats = []
+        #expect(edited.formats.isEmpty && lazy.formats == Self.formats, "setting one copy's list leaves the others")
+    }
+}

@@ -57,6 +57,44 @@ struct V4L2DeviceTests {
         #expect(Set(devices.map(\.id)).count == devices.count, "ids are unique")
     }
 
+    /// Opening a camera for its first frame lists no formats: discovery leaves them to be listed
+    /// when first read, and the binding asks the driver for the one format the request picks.
+    /// Neither may change an answer: the list read later equals a full enumeration done now, and
+    /// the quick choice equals the choice made from the full list, for every offered format and
+    /// size and for requests nothing offers.
+    @Test func lazyFormatsEqualTheFullListAndQuickChoiceEqualsTheListsChoice() throws {
+        let devices = try V4L2Backend().devices()
+        #expect(!devices.isEmpty)
+        for d in devices where d.details["error"] == nil {
+            #expect(d.formatsIfLoaded == nil, "\(d.id): discovery listed the formats")
+            let node = try #require(d.details["node"])
+            let fd = try DeviceFD(path: node)
+            defer { fd.close() }
+            if let input = d.details["input"].flatMap(UInt32.init) { try V4L2Discovery.selectInput(fd, input) }
+            let full = V4L2Formats.describe(fd, mbusCodes: nil)
+            if d.details["pipeline"] == nil {
+                #expect(d.formats == full, "\(d.id): lazily listed formats differ from a full enumeration")
+            } else {
+                #expect(!d.formats.isEmpty, "\(d.id): pipeline lists no formats")
+                continue  // a media-controller pipeline's list is restricted by its pads; the binding uses the list there
+            }
+            var requests: [StreamRequest] = [StreamRequest(), StreamRequest(size: Size(width: 7, height: 5)),
+                                             StreamRequest(size: Size(width: 40000, height: 30000)),
+                                             StreamRequest(pixelFormat: PixelFormat(rawValue: 0x5A5A_5A5A))]
+            for f in full {
+                requests.append(StreamRequest(pixelFormat: f.pixelFormat, size: f.size))
+                requests.append(StreamRequest(pixelFormat: f.pixelFormat))
+                requests.append(StreamRequest(size: f.size))
+            }
+            for r in requests {
+                let quick = V4L2Formats.quickChoice(fd, request: r)
+                let listed = r.choose(from: full)
+                // Strict: nil (the binding's fall-back to the list) only where the list has no answer either.
+                #expect(quick == listed, "\(d.id) \(r): quick \(String(describing: quick)), from the list \(String(describing: listed))")
+            }
+        }
+    }
+
     @Test func everyDeviceStreamsAndReleasesCleanly() throws {
         let fds0 = openFDs()
         for d in try V4L2Backend().devices() {

@@ -204,6 +204,22 @@ package enum V4L2Discovery {
         return result
     }
 
+    /// Every format of `path` (on `input`, when the node has several): what a descriptor's
+    /// `formats` holds, listed when first read rather than when the device is described, so
+    /// opening a camera for its first frame never waits for it (vivid answers about 2,000
+    /// enumeration calls). The input is selected for the listing and the node's current one
+    /// restored; an input that cannot be selected (another process streams the node) lists nothing.
+    static func listFormats(path: String, input: UInt32?, mbusCodes: [UInt32]?) -> [FormatDescription] {
+        guard let fd = try? DeviceFD(path: path) else { return [] }
+        defer { fd.close() }
+        let original = input == nil ? nil : currentInput(fd)
+        if let input, input != original {
+            guard (try? selectInput(fd, input)) != nil else { return [] }
+        }
+        defer { if let input, let original, input != original { try? selectInput(fd, original) } }
+        return V4L2Formats.describe(fd, mbusCodes: mbusCodes)
+    }
+
     static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String) -> [DeviceDescriptor] {
         let fd: DeviceFD
         do {
@@ -267,7 +283,6 @@ package enum V4L2Discovery {
             } else if let only = cameraInputs.first ?? allInputs.first {
                 d[Key.inputName] = only.name
             }
-            let formats = V4L2Formats.describe(fd, mbusCodes: pipeline?.outputCodes)
             let lens = lensNode.flatMap { try? DeviceFD(path: $0) }
             let controls = lens.map { V4L2CameraControls(node: fd, focus: $0, focusOnSubdevice: true) }
                 ?? V4L2CameraControls(node: fd, focus: fd, focusOnSubdevice: false)
@@ -290,9 +305,12 @@ package enum V4L2Discovery {
                 lenses: DeviceDescriptor.singleLens(facing: .external),
                 hasTorch: torchOnFlash || controls.torchOnNode, supportsFocusPoint: false,
                 focusModes: controls.focusModes,
-                formats: formats, zoomMethod: zoomMethod, isExclusive: true, details: d,
+                formats: [], zoomMethod: zoomMethod, isExclusive: true, details: d,
                 exposure: image.exposureCapabilities, whiteBalance: image.whiteBalanceCapabilities,
-                antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes))
+                antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes)
+                .withFormats(loadedBy: { [codes = pipeline?.outputCodes, index = input?.index] in
+                    listFormats(path: path, input: index, mbusCodes: codes)
+                }))
         }
         return result
     }

@@ -145,24 +145,59 @@ enum V4L2Formats {
         let cur = try? current(fd)
         var result: [FormatDescription] = []
         for p in pixfmts {
-            var sizes = sizes(fd, pixelFormat: p)
-            if sizes == nil {
-                // No size enumeration (analog/HDMI inputs): what TRY_FMT gives at the current size.
-                var f = v4l2_format()
-                f.type = captureType
-                f.fmt.pix.pixelformat = p
-                f.fmt.pix.width = cur?.width ?? 640
-                f.fmt.pix.height = cur?.height ?? 480
-                if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil, f.fmt.pix.pixelformat == p {
-                    sizes = [Size(width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height))]
-                }
-            }
-            for size in sizes ?? [] {
-                var rates = frameRates(fd, pixelFormat: p, size: size)
-                if rates.isEmpty, cur?.pixelformat == p, let r = Optional(currentRate(fd)), r > 0 { rates = [r] }
-                result.append(FormatDescription(pixelFormat: PixelFormat(rawValue: p), size: size, frameRates: rates))
+            for size in listedSizes(fd, pixelFormat: p, current: cur) {
+                result.append(FormatDescription(pixelFormat: PixelFormat(rawValue: p), size: size,
+                                                frameRates: listedRates(fd, pixelFormat: p, size: size, current: cur)))
             }
         }
         return result
+    }
+
+    /// The sizes `describe` lists for `p`: the driver's enumeration, or, when it has none
+    /// (analog/HDMI inputs), what TRY_FMT gives at the current size.
+    static func listedSizes(_ fd: DeviceFD, pixelFormat p: UInt32, current cur: v4l2_pix_format?) -> [Size] {
+        if let sizes = sizes(fd, pixelFormat: p) { return sizes }
+        var f = v4l2_format()
+        f.type = captureType
+        f.fmt.pix.pixelformat = p
+        f.fmt.pix.width = cur?.width ?? 640
+        f.fmt.pix.height = cur?.height ?? 480
+        if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil, f.fmt.pix.pixelformat == p {
+            return [Size(width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height))]
+        }
+        return []
+    }
+
+    /// The rates `describe` lists for `p` at `size`: the driver's enumeration, or the current
+    /// rate when the driver does not say and `p` is the current format.
+    static func listedRates(_ fd: DeviceFD, pixelFormat p: UInt32, size: Size, current cur: v4l2_pix_format?) -> [Double] {
+        let rates = frameRates(fd, pixelFormat: p, size: size)
+        if rates.isEmpty, cur?.pixelformat == p {
+            let r = currentRate(fd)
+            if r > 0 { return [r] }
+        }
+        return rates
+    }
+
+    /// `request.choose(from: describe(fd))` without listing every format: the pixel formats
+    /// (ENUM_FMT), then the sizes of the one chosen, then the rates of the size chosen, as
+    /// v4l2-ctl asks for one format. About 20 driver calls where the full list takes hundreds
+    /// to thousands (vivid: about 2,000), on the path to the first frame. The same answer as the
+    /// full list by construction: the pixel format is chosen by the same rule among those listed,
+    /// and when the one chosen turns out to have no size (so the full list would not contain
+    /// it), nil: the caller falls back to the full list.
+    static func quickChoice(_ fd: DeviceFD, request: StreamRequest) -> FormatDescription? {
+        let pixfmts = pixelFormats(fd)
+        // One stand-in per listed pixel format: `choose` picks the pixel format from these by
+        // the same rule it applies to the full list.
+        let standIns = pixfmts.map { FormatDescription(pixelFormat: PixelFormat(rawValue: $0), size: Size(width: 0, height: 0), frameRates: []) }
+        guard let pixel = request.choose(from: standIns)?.pixelFormat else { return nil }
+        let cur = try? current(fd)
+        let sizes = listedSizes(fd, pixelFormat: pixel.rawValue, current: cur)
+        guard !sizes.isEmpty else { return nil }
+        let candidates = sizes.map { FormatDescription(pixelFormat: pixel, size: $0, frameRates: []) }
+        guard let size = request.choose(from: candidates)?.size else { return nil }
+        return FormatDescription(pixelFormat: pixel, size: size,
+                                 frameRates: listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur))
     }
 }

@@ -160,7 +160,13 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 try V4L2Discovery.selectInput(fd, input)
             }
         } catch { throw mapped(error) }
-        guard let chosen = request.stream.choose(from: device.formats) else {
+        // The format: from the list when it is already there, else asked of the driver for the
+        // one format the request picks (`quickChoice`, the same answer as the list), so the first
+        // frame never waits for every size and rate to be enumerated. A media-controller
+        // pipeline (vimc) lists what its upstream pads produce: the list, as before.
+        let quick = device.formatsIfLoaded == nil && device.details[V4L2Discovery.Key.pipeline] == nil
+            ? V4L2Formats.quickChoice(fd, request: request.stream) : nil
+        guard let chosen = quick ?? request.stream.choose(from: device.formats) else {
             throw CameraError.configurationFailed("\(id): no format offered matches \(request.stream) (device lists \(device.formats.count) formats)")
         }
         let pixfmt = chosen.pixelFormat.rawValue
