@@ -22,9 +22,10 @@ extension Camera {
                 }
             case .startStreaming(let generation): startStreaming(generation)
             case .markInterrupted:
+                let now = clock()
                 gate.withLock {
                     $0.interrupted = true
-                    $0.timeline.interrupted()
+                    $0.timeline.interrupted(monotonic: now)
                 }
             case .close: closeBinding()
             case .resetLive: resetLive()
@@ -51,7 +52,7 @@ extension Camera {
         live.convergence = .unknown
         fanOut.withLock { $0.failure = nil }
         gate.withLock { g in
-            g = FrameGate(generation: generation, accepting: false, boundAt: Date(), settings: g.settings, timeline: g.timeline)
+            g = FrameGate(generation: generation, accepting: false, boundAt: clock(), settings: g.settings, timeline: g.timeline)
         }
     }
 
@@ -269,7 +270,7 @@ extension Camera {
         if frame.format.isJPEGFamily, !JPEGCheck.isWhole(frame) {
             return handleEvent(.frameDiscarded(sequence: frame.sequence, reason: .brokenPayload), generation: generation)
         }
-        let now = Seconds.coarseNow()
+        let now = clock()
         let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect)? in
             guard g.accepting, g.generation == generation else { return nil }
             g.lastFrameAt = now
@@ -278,7 +279,7 @@ extension Camera {
             g.interrupted = false
             g.starved = false
             let (t, report) = g.timeline.frame(
-                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
+                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, monotonic: now)
             g.lastSequence = frame.sequence
             let settings = g.settings(for: frame)
             let visible = g.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
@@ -308,7 +309,10 @@ extension Camera {
         for q in queues {
             if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }
             q.push(frame) { [gate] in gate.withLock { $0.accepting && $0.generation == generation } }
-            if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Seconds.coarseNow() } }
+            if case .block = q.policy {
+                let now = clock()
+                gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = now }
+            }
         }
     }
 
@@ -339,7 +343,7 @@ extension Camera {
             guard session.accepts(generation) else { return }
             switch event {
             case .interrupted, .endOfStream:
-                run(session.driverInterrupted(generation: generation, now: Date()))
+                run(session.driverInterrupted(generation: generation, now: clock()))
             case .failed(let error):
                 run(session.driverFailed(generation: generation, error))
             case .streamError(let what):
@@ -387,7 +391,7 @@ extension Camera {
             let activity = SessionMachine.FrameActivity(
                 firstSeen: g.firstSeen, lastFrameAt: g.lastFrameAt, boundAt: g.boundAt,
                 backPressure: g.producerBlocked > 0 || g.starved)
-            let (actions, next) = self.session.watchdogTick(now: Date(), activity: activity)
+            let (actions, next) = self.session.watchdogTick(now: self.clock(), activity: activity)
             self.run(actions)
             // A rebind inside the tick started a new watchdog; only re-arm our own.
             if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }

@@ -189,8 +189,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var accepting = false
         var firstSeen = false
         var interrupted = false
-        var lastFrameAt = Date.distantPast
-        var boundAt = Date.distantPast
+        /// Monotonic seconds (`Camera.clock`).
+        var lastFrameAt: Double = 0
+        var boundAt: Double = 0
         var settings = FrameSettings()
         /// The last few settings, newest last, to match a frame that reports the crop it was
         /// really taken with against the settings that asked for it (M1).
@@ -222,6 +223,11 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     let queue: DispatchQueue
     let delegateQueue: DispatchQueue
+    /// The session's one clock for every span it measures (frame silence, interruption and
+    /// recovery, drop-report intervals): monotonic seconds, so a wall-clock step (NTP, a manual
+    /// change) can neither fake an interruption nor hide one. CLOCK_MONOTONIC_COARSE: read from
+    /// the vDSO page with no system call, as V4L2's own frame timestamps are on CLOCK_MONOTONIC.
+    let clock: @Sendable () -> Double
     var desired: Desired
     /// The lifecycle (S4–S8): a pure state machine this type executes (Camera+Binding.swift).
     var session: SessionMachine
@@ -246,6 +252,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Opens a session on `device` of `backend`. Nothing touches the device until `start()`.
     public init(backend: any CameraBackend, device: DeviceDescriptor, configuration: Configuration = .init()) {
+        self.clock = Seconds.monotonicCoarse
         self.backend = backend
         self.configuration = configuration
         self.selectedDevice = Locked(device)
@@ -355,9 +362,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         let seconds = try Seconds.validated(timeout, name: "timeout")
         let stream = frames(policy: .keepOnlyLatest)
         defer { stream.cancel() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = clock() + seconds
         while true {
-            let left = deadline.timeIntervalSinceNow
+            let left = deadline - clock()
             guard left > 0, !Task.isCancelled else { break }
             guard let frame = await stream.next(timeout: left) else {
                 if let reason = stream.endReason { throw reason }

@@ -3,7 +3,7 @@ import FoundationEssentials
 /// The session's lifecycle as a pure value (S4–S8, S6, S7, R6): it takes an event (start, stop,
 /// a bind's outcome, a frame, a driver event, a watchdog tick, a rebind request), moves to its
 /// new state and returns the actions to run, in order. It has no threads, no clock (the caller
-/// passes the time in) and no device, so every transition is unit-tested on its own
+/// passes the time in: seconds on one monotonic clock, `Camera.clock`) and no device, so every transition is unit-tested on its own
 /// (Tests/CamHALTests/SessionMachineTests.swift).
 ///
 /// `Camera` is its executor: it feeds events in on its queue and runs the actions there (opening
@@ -26,8 +26,9 @@ struct SessionMachine: Sendable, Equatable {
     /// What the frame router saw of the current binding, read at a watchdog tick.
     struct FrameActivity: Sendable, Equatable {
         var firstSeen: Bool
-        var lastFrameAt: Date
-        var boundAt: Date
+        /// Monotonic seconds (the session's clock) of the last frame and of the bind.
+        var lastFrameAt: Double
+        var boundAt: Double
         /// A blocking stream's producer waits, or the app holds every buffer: back-pressure,
         /// which is never an interruption.
         var backPressure: Bool
@@ -73,7 +74,8 @@ struct SessionMachine: Sendable, Equatable {
     /// Bumped by every bind and by every stop: an event of an older binding is ignored.
     private(set) var generation: UInt64 = 0
     private(set) var isPreviewActive = false
-    private(set) var interruptedSince: Date?
+    /// Monotonic seconds (the session's clock) when the stream was interrupted.
+    private(set) var interruptedSince: Double?
     private(set) var error: CameraError?
     /// The bound stream's frame rate; 0 when unknown or unbound.
     private(set) var frameRate: Double = 0
@@ -167,7 +169,7 @@ struct SessionMachine: Sendable, Equatable {
     }
 
     /// The driver says the stream stopped delivering (or ended) without failing.
-    mutating func driverInterrupted(generation: UInt64, now: Date) -> [Action] {
+    mutating func driverInterrupted(generation: UInt64, now: Double) -> [Action] {
         guard accepts(generation) else { return [] }
         return interrupt(now: now)
     }
@@ -178,23 +180,23 @@ struct SessionMachine: Sendable, Equatable {
         return fail(error)
     }
 
-    /// A watchdog tick at `now`: silence past the time-out interrupts a running stream, an
+    /// A watchdog tick at `now` (monotonic seconds, the clock the frames were stamped with): silence past the time-out interrupts a running stream, an
     /// interruption past the recovery delay rebinds (S8). Returns the actions and the seconds
     /// until the next moment something could be due.
-    mutating func watchdogTick(now: Date, activity: FrameActivity) -> (actions: [Action], next: Double) {
+    mutating func watchdogTick(now: Double, activity: FrameActivity) -> (actions: [Action], next: Double) {
         let timeout = frameTimeout
         switch status {
         case .running:
             guard !activity.backPressure else { return ([], timeout / 2) }
             let due = activity.firstSeen
-                ? activity.lastFrameAt.addingTimeInterval(timeout)
-                : activity.boundAt.addingTimeInterval(max(timeout, timeouts.firstFrame))
-            guard due <= now else { return ([], due.timeIntervalSince(now) + 0.01) }
+                ? activity.lastFrameAt + timeout
+                : activity.boundAt + max(timeout, timeouts.firstFrame)
+            guard due <= now else { return ([], due - now + 0.01) }
             return (interrupt(now: now), timeouts.recovery)
         case .interrupted:
             guard let since = interruptedSince else { return ([], timeout) }
-            let due = since.addingTimeInterval(timeouts.recovery)
-            guard due <= now else { return ([], due.timeIntervalSince(now) + 0.01) }
+            let due = since + timeouts.recovery
+            guard due <= now else { return ([], due - now + 0.01) }
             return (rebind(), timeout)
         case .idle, .starting, .error:
             return ([], timeout)
@@ -214,7 +216,7 @@ struct SessionMachine: Sendable, Equatable {
         return [.prepareBinding(generation: generation), .emit(released: false), .bind(generation: generation)]
     }
 
-    private mutating func interrupt(now: Date) -> [Action] {
+    private mutating func interrupt(now: Double) -> [Action] {
         guard status == .running else { return [] }
         status = .interrupted
         isPreviewActive = false

@@ -3,12 +3,12 @@ import Testing
 @testable import CamHAL
 
 /// The session's lifecycle machine alone: events in, state and actions out. No threads, no
-/// device, no sleeps; the clock is the `Date` each test passes in.
+/// device, no sleeps; the clock is the monotonic seconds each test passes in.
 @Suite("Session state machine (S4–S8, R6)")
 struct SessionMachineTests {
     typealias M = SessionMachine
     static let timeouts = M.Timeouts(interruption: 2, firstFrame: 10, recovery: 3)
-    let t0 = Date(timeIntervalSinceReferenceDate: 1_000)
+    let t0: Double = 1_000
 
     /// A machine that is running on binding 1 at 30 fps.
     func running() -> M {
@@ -19,7 +19,7 @@ struct SessionMachineTests {
         return m
     }
 
-    func activity(firstSeen: Bool = true, lastFrameAt: Date, boundAt: Date? = nil, backPressure: Bool = false) -> M.FrameActivity {
+    func activity(firstSeen: Bool = true, lastFrameAt: Double, boundAt: Double? = nil, backPressure: Bool = false) -> M.FrameActivity {
         M.FrameActivity(firstSeen: firstSeen, lastFrameAt: lastFrameAt, boundAt: boundAt ?? lastFrameAt, backPressure: backPressure)
     }
 
@@ -120,11 +120,11 @@ struct SessionMachineTests {
     @Test func silenceInterruptsAndAFrameRecovers() {
         var m = running()
         _ = m.frameArrived(generation: 1)
-        let quiet = m.watchdogTick(now: t0.addingTimeInterval(1), activity: activity(lastFrameAt: t0))
+        let quiet = m.watchdogTick(now: t0 + 1, activity: activity(lastFrameAt: t0))
         #expect(quiet.actions == [] && abs(quiet.next - 1.01) < 1e-9)
-        let late = m.watchdogTick(now: t0.addingTimeInterval(2.5), activity: activity(lastFrameAt: t0))
+        let late = m.watchdogTick(now: t0 + 2.5, activity: activity(lastFrameAt: t0))
         #expect(late.actions == [.markInterrupted, .emit(released: false)] && late.next == 3)
-        #expect(m.status == .interrupted && !m.isPreviewActive && m.interruptedSince == t0.addingTimeInterval(2.5))
+        #expect(m.status == .interrupted && !m.isPreviewActive && m.interruptedSince == t0 + 2.5)
         #expect(m.frameArrived(generation: 1) == [.rescheduleWatchdog(after: 2.01), .applyDesired, .emit(released: false)])
         #expect(m.status == .running && m.isPreviewActive && m.interruptedSince == nil)
     }
@@ -133,8 +133,8 @@ struct SessionMachineTests {
     @Test func anInterruptionPastTheRecoveryDelayRebinds() {
         var m = running()
         _ = m.driverInterrupted(generation: 1, now: t0)
-        #expect(m.watchdogTick(now: t0.addingTimeInterval(1), activity: activity(lastFrameAt: t0)).actions == [])
-        let tick = m.watchdogTick(now: t0.addingTimeInterval(3), activity: activity(lastFrameAt: t0))
+        #expect(m.watchdogTick(now: t0 + 1, activity: activity(lastFrameAt: t0)).actions == [])
+        let tick = m.watchdogTick(now: t0 + 3, activity: activity(lastFrameAt: t0))
         #expect(tick.actions == [.cancelRamp, .stopWatchdog, .close, .prepareBinding(generation: 2), .emit(released: false), .bind(generation: 2)])
         #expect(m.status == .starting && m.generation == 2)
     }
@@ -143,9 +143,9 @@ struct SessionMachineTests {
     // first frame gets the first-frame time-out; 4 frame intervals at least on a slow format.
     @Test func backPressureAndSlowDevicesAreNotInterruptions() {
         var m = running()
-        let held = m.watchdogTick(now: t0.addingTimeInterval(60), activity: activity(lastFrameAt: t0, backPressure: true))
+        let held = m.watchdogTick(now: t0 + 60, activity: activity(lastFrameAt: t0, backPressure: true))
         #expect(held.actions == [] && held.next == 1)
-        let noFirstFrame = m.watchdogTick(now: t0.addingTimeInterval(9), activity: activity(firstSeen: false, lastFrameAt: .distantPast, boundAt: t0))
+        let noFirstFrame = m.watchdogTick(now: t0 + 9, activity: activity(firstSeen: false, lastFrameAt: 0, boundAt: t0))
         #expect(noFirstFrame.actions == [] && m.status == .running)
         var slow = M(timeouts: Self.timeouts)
         _ = slow.start()
@@ -169,7 +169,46 @@ struct SessionMachineTests {
     @Test func interruptionsCountFromTheFirst() {
         var m = running()
         _ = m.driverInterrupted(generation: 1, now: t0)
-        #expect(m.driverInterrupted(generation: 1, now: t0.addingTimeInterval(2)) == [])
+        #expect(m.driverInterrupted(generation: 1, now: t0 + 2) == [])
         #expect(m.interruptedSince == t0)
+    }
+
+    // S8 on one monotonic clock: the session stamps frames and ticks the watchdog with the same
+    // clock (Camera.clock, CLOCK_MONOTONIC_COARSE), which an NTP step or a manual clock change does
+    // not move. Here the wall clock steps forward 3 h between a frame and the next watchdog tick,
+    // and back 3 h while the frames have stopped. Read on the wall clock (as the watchdog did),
+    // the forward step is 3 h of silence and interrupts a healthy stream, and the backward step
+    // puts the deadline 3 h away, hiding the real stall. On the monotonic clock nothing is
+    // interrupted until the frames really stop, and then on time.
+    @Test func aWallClockStepOfHoursNeitherFakesNorHidesAnInterruption() {
+        func drive(onWallClock: Bool) -> (falseInterruptions: Int, stallSeenAfter: Double?) {
+            var m = running()
+            var lastFrame = t0
+            var offset = 0.0  // wall minus monotonic
+            var interruptions = 0
+            var stallSeenAfter: Double?
+            for i in 0..<600 {  // 20 s at 30 fps, a watchdog tick after every frame time
+                let mono = t0 + Double(i) / 30
+                if i < 540 {  // the frames stop at frame 540
+                    lastFrame = onWallClock ? mono + offset : mono
+                    _ = m.frameArrived(generation: 1)
+                }
+                if i == 200 { offset += 3 * 3600 }
+                if i == 560 { offset -= 3 * 3600 }
+                let now = (onWallClock ? mono + offset : mono) + 0.01
+                let tick = m.watchdogTick(now: now, activity: activity(lastFrameAt: lastFrame))
+                if tick.actions.contains(.markInterrupted) {
+                    if i < 540 { interruptions += 1 } else if stallSeenAfter == nil { stallSeenAfter = Double(i - 539) / 30 }
+                }
+            }
+            return (interruptions, stallSeenAfter)
+        }
+        let monotonic = drive(onWallClock: false)
+        #expect(monotonic.falseInterruptions == 0)
+        // The 2 s time-out after the last frame, seen by the first tick past it.
+        #expect(monotonic.stallSeenAfter.map { $0 >= 1.95 && $0 <= 2.05 } == true, "\(monotonic)")
+        // The same machine fed the wall clock: what the monotonic clock prevents.
+        let wall = drive(onWallClock: true)
+        #expect(wall.falseInterruptions == 1 && wall.stallSeenAfter == nil, "\(wall)")
     }
 }
