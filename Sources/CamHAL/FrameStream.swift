@@ -120,9 +120,12 @@ final class FrameQueue: @unchecked Sendable {
     var waitingConsumers: Int { locked { $0.waiters.count } }
 
     /// Offers a frame. Returns false once the stream has finished. Under `.block` it waits while
-    /// the queue is full, re-checking `keepWaiting` every 50 ms so a stopping session never hangs.
+    /// the queue is full, re-checking `keepWaiting` every 50 ms so a stopping session never hangs,
+    /// and tells `waiting` when such a wait starts (true) and ends (false). Both are called with
+    /// this queue's lock held: they may take the session's lock, which is never held while a
+    /// queue's lock is taken.
     @discardableResult
-    func push(_ frame: Frame, keepWaiting: () -> Bool = { true }) -> Bool {
+    func push(_ frame: Frame, keepWaiting: () -> Bool = { true }, waiting: (Bool) -> Void = { _ in }) -> Bool {
         var stale: [Frame] = []
         var dropped = 0
         condition.lock()
@@ -138,8 +141,12 @@ final class FrameQueue: @unchecked Sendable {
             if dropped > 0 { swap(&stale, &state.pointee.buffer) }
             state.pointee.buffer.append(frame)
         case .block(let capacity):
-            while state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished && keepWaiting() {
-                condition.wait(seconds: 0.05)
+            if state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished {
+                waiting(true)
+                while state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished && keepWaiting() {
+                    condition.wait(seconds: 0.05)
+                }
+                waiting(false)
             }
             if state.pointee.finished || state.pointee.buffer.count >= max(1, capacity) {
                 state.pointee.counters.dropped += 1
