@@ -169,7 +169,12 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             Thread.sleep(forTimeInterval: work)
         }
         let other = cam.frames(policy: .block(capacity: 2))
-        let counter = Task { var n = 0; for await _ in other { n += 1 }; return n }
+        let counter = Task { () -> Int in
+            var n = 0
+            var it = other.makeAsyncIterator()
+            while (try? await it.next()) != nil { n += 1 }  // a failure ends the count like the cancel below
+            return n
+        }
         let seconds = ctx.timeout(2)
         try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
         other.cancel()

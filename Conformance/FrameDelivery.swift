@@ -76,7 +76,8 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         return .ok
     },
     // R6a: a failed session ends every frame stream at once, and the stream says why. Catches:
-    // `for await frame in camera.frames()` waiting forever after a disconnect or a busy device.
+    // `for try await frame in camera.frames()` waiting forever after a disconnect or a busy
+    // device, or ending without the error.
     Check("R6a", "a fatal error ends every frame stream with the reason") { ctx in
         let cam = ctx.openCamera()
         let streams = [cam.frames(), cam.frames(policy: .block(capacity: 2))]
@@ -93,14 +94,18 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         } else {
             return .notSupported("a shared source cannot be made to fail from a test")
         }
+        // The app's loop, `for try await frame in stream`, ends by throwing the typed error.
         for stream in streams {
-            let ended = await endsWithin(stream, seconds: ctx.timeout(5))
-            try expect(ended, "a frame stream was still open; session \(cam.currentState)")
+            let end = await loopEnd(stream, seconds: ctx.timeout(5))
+            try expect(end != nil, "a frame stream was still open; session \(cam.currentState)")
+            try expect(end??.code == expected, "the frame loop ended with \(String(describing: end ?? nil)), expected to throw \(expected)")
             try expect(stream.endReason?.code == expected, "stream end reason \(String(describing: stream.endReason)), expected \(expected)")
         }
         // A stream asked for after the failure (no start pending) ends at once as well.
         let late = cam.frames()
-        try expect(await endsWithin(late, seconds: ctx.timeout(2)), "a stream made after the failure stayed open")
+        let lateEnd = await loopEnd(late, seconds: ctx.timeout(2))
+        try expect(lateEnd != nil, "a stream made after the failure stayed open")
+        try expect(lateEnd??.code == expected, "the late frame loop ended with \(String(describing: lateEnd ?? nil)), expected to throw \(expected)")
         try expect(late.endReason?.code == expected, "late stream end reason \(String(describing: late.endReason))")
         return .ok
     },
@@ -150,7 +155,11 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         // Not started: no frame can come, so only cancellation can end these waits.
         let timed = Task { await stream.next(timeout: .seconds(3600)) == nil }
         let looped = Task { () -> Bool in
-            for await _ in stream {}
+            do throws(CameraError) {
+                for try await _ in stream {}
+            } catch {
+                return false  // a cancelled loop ends normally, without an error
+            }
             return true
         }
         timed.cancel()
@@ -163,15 +172,25 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
     },
 ])
 
-/// Whether `stream` ends (a for-await loop finishes) within `seconds`.
-func endsWithin(_ stream: FrameStream, seconds: Double) async -> Bool {
-    let loop = Task { () -> Bool in
-        for await _ in stream {}
-        return true
+/// How a `for try await` loop over `stream` ends within `seconds`: nil when it has not ended
+/// (a hang), `.some(nil)` when it ended normally (stop, cancel), `.some(error)` when it threw.
+func loopEnd(_ stream: FrameStream, seconds: Double) async -> CameraError?? {
+    let loop = Task { () -> CameraError? in
+        do throws(CameraError) {
+            for try await _ in stream {}
+        } catch {
+            return error
+        }
+        return nil
     }
-    let ended = await valueWithin(loop, seconds: seconds) ?? false
+    let ended = await valueWithin(loop, seconds: seconds)
     loop.cancel()
     return ended
+}
+
+/// Whether `stream` ends (a `for try await` loop finishes, normally or by throwing) within `seconds`.
+func endsWithin(_ stream: FrameStream, seconds: Double) async -> Bool {
+    await loopEnd(stream, seconds: seconds) != nil
 }
 
 /// The task's value, or nil when it is not done within `seconds` (a guard against a hang).

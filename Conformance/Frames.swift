@@ -81,7 +81,7 @@ let framesArea = Area(name: "Frames", checks: [
         var measured = 0.0
         var arrivals: [Date] = []
         for _ in 0..<3 {  // each frame is let go at once: a held buffer would slow the device
-            guard let f = await frames.next() else { throw CheckFailure(reason: "stream ended before three frames") }
+            guard let f = try await frames.next() else { throw CheckFailure(reason: "stream ended before three frames") }
             arrivals.append(Date())
             if let a = first {
                 measured = (f.timestamp - a.timestamp) / Double(max(1, f.sequence - a.sequence))
@@ -92,7 +92,7 @@ let framesArea = Area(name: "Frames", checks: [
         let wallInterval = arrivals[2].timeIntervalSince(arrivals[1])
         let interval = max(1 / max(1, cam.streamFormat?.frameRate ?? 30), measured, wallInterval)
         var got: [UInt64] = []
-        while let f = await frames.next() {
+        while let f = try await frames.next() {
             got.append(f.sequence)
             if got.count == 4 { break }
             try await Task.sleep(nanoseconds: UInt64(interval * 4 * 1e9))

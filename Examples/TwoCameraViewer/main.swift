@@ -22,7 +22,7 @@ func view(_ camera: Camera, label: String, seconds: Int) async throws(CameraErro
     let start = ContinuousClock.now
     camera.start()
     let stream = camera.frames()
-    for await frame in stream {
+    for try await frame in stream {
         frames += 1
         let second = Int((ContinuousClock.now - start).components.seconds)
         if second > lastSecond {
@@ -33,7 +33,6 @@ func view(_ camera: Camera, label: String, seconds: Int) async throws(CameraErro
         }
         if second >= seconds { break }
     }
-    if let error = stream.endReason { throw error }
     await camera.stop()
     return frames
 }

@@ -14,25 +14,15 @@ extension Camera {
             case .applyDesired:
                 applyAll()
                 publishFrameSettings()
-            case .acceptFrames:
-                let fps = session.frameRate
-                gate.withLock {
-                    $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
-                    $0.accepting = true
-                }
+            case .acceptFrames(let generation): core.withLock { $0.acceptFrames(generation: generation) }
             case .startStreaming(let generation): startStreaming(generation)
-            case .markInterrupted:
-                gate.withLock {
-                    $0.interrupted = true
-                    $0.timeline.interrupted()
-                }
             case .close: closeBinding()
             case .resetLive: resetLive()
             case .cancelRamp: cancelRamp()
             case .startWatchdog(let after): startWatchdog(firstTickAfter: after)
             case .rescheduleWatchdog(let after): watchdog?.schedule(deadline: Seconds.deadline(after))
             case .stopWatchdog: stopWatchdog()
-            case .finishStreams(let reason): for q in takeFrameQueues(failure: reason) { q.finish(reason: reason) }
+            case .finishStreams(let reason): for q in core.withLock({ $0.takeStreams() }) { q.finish(reason: reason) }
             case .emit(let released): emit(released: released)
             case .notifyFailure(let error):
                 if let d = delegate { delegateQueue.async { d.camera(self, didFail: error) } }
@@ -40,19 +30,15 @@ extension Camera {
         }
     }
 
-    /// A new binding's live values: warnings and metering cleared, frames gated on `generation`
-    /// and not accepted until the desired controls are applied (a frame from before would show
-    /// the wrong zoom, P1). The session's timeline (R5) carries over.
+    /// A new binding's live values: warnings and metering cleared. The machine already gates
+    /// frames on `generation` and accepts none until the desired controls are applied (a frame
+    /// from before would show the wrong zoom, P1).
     func prepareBinding(_ generation: UInt64) {
         live.binding = nil
         live.warning = nil
         live.bindingWarning = nil
         live.metering = []
         live.convergence = .unknown
-        fanOut.withLock { $0.failure = nil }
-        gate.withLock { g in
-            g = FrameGate(generation: generation, accepting: false, boundAt: Date(), settings: g.settings, timeline: g.timeline)
-        }
     }
 
     /// Opens the selected device with the desired lens selection (a pin it cannot bind falls back
@@ -74,7 +60,7 @@ extension Camera {
         let startLens = pin ?? ZoomMath.resolve(ratio: startRatio, lenses: device.lenses, pinned: nil)?.lens
 
         guard let lens = startLens else {
-            return run(session.bindFailed(generation: generation, .configurationFailed("device \(device.id) reports no lens")))
+            return run(core.withLock { $0.bindFailed(generation: generation, .configurationFailed("device \(device.id) reports no lens")) })
         }
         var binding: (any DriverBinding)?
         do {
@@ -90,11 +76,14 @@ extension Camera {
                     binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: streamRequest()), sink: sink)
                 }
             }
-            if binding == nil { return run(session.bindFailed(generation: generation, error)) }
+            if binding == nil { return run(core.withLock { $0.bindFailed(generation: generation, error) }) }
         }
         guard let binding else { return }
-        let next = session.bound(generation: generation, frameRate: binding.format.frameRate)
-        guard session.accepts(generation) else { return binding.close() }  // the session moved on while it opened
+        let now = clock()
+        let (next, adopted) = core.withLock { m in
+            (m.bound(generation: generation, frameRate: binding.format.frameRate, at: now), m.accepts(generation))
+        }
+        guard adopted else { return binding.close() }  // the session moved on while it opened
         live.binding = binding
         boundFormat.set(binding.format)
         live.pinned = pin
@@ -111,24 +100,25 @@ extension Camera {
     /// Starts the live binding's stream, its desired controls already applied, and tells the
     /// machine how it went.
     func startStreaming(_ generation: UInt64) {
-        guard let binding = live.binding, session.accepts(generation) else { return }
+        guard let binding = live.binding, core.withLock({ $0.accepts(generation) }) else { return }
         do {
             try binding.startStreaming()
         } catch {
-            return run(session.streamingFailed(generation: generation, error))
+            return run(core.withLock { $0.streamingFailed(generation: generation, error) })
         }
-        run(session.streamingStarted(generation: generation))
+        run(core.withLock { $0.streamingStarted(generation: generation) })
     }
 
     /// Closes the current binding and binds again (lens pin change, facing switch, new frame
     /// rate); nothing when the session is not live.
-    func rebind() { run(session.rebind()) }
+    func rebind() { run(core.withLock { $0.rebind() }) }
 
     /// Stops streaming and releases the device; the one `isReleased` snapshot when there was
     /// anything to release (S6).
-    func teardown() { run(session.stop()) }
+    func teardown() { run(core.withLock { $0.stop() }) }
 
-    /// Every live value back to idle, and a fresh frame timeline (R5 counts since the last stop).
+    /// Every live value back to idle (the machine's stop began a fresh frame timeline: R5 counts
+    /// since the last stop).
     func resetLive() {
         live.warning = nil
         live.bindingWarning = nil
@@ -143,24 +133,14 @@ extension Camera {
         live.antiFlicker = nil
         live.metering = []
         live.convergence = .unknown
-        gate.withLock { $0.timeline = FrameTimeline() }
     }
 
+    /// Closes the live binding; the machine stopped accepting its frames in the same transition.
     func closeBinding() {
-        gate.withLock { $0.accepting = false }
         if let binding = live.binding {
             live.binding = nil
             boundFormat.set(nil)
             binding.close()
-        }
-    }
-
-    /// Removes every frame stream (to finish them) and records whether the session failed.
-    func takeFrameQueues(failure: CameraError?) -> [FrameQueue] {
-        fanOut.withLock { f -> [FrameQueue] in
-            defer { f.queues.removeAll() }
-            f.failure = failure
-            return f.queues
         }
     }
 
@@ -228,7 +208,7 @@ extension Camera {
     func startRamp(to target: Double, seconds: Double) {
         cancelRamp()
         desired.zoom = .ratio(target)
-        guard session.isStreaming, live.binding != nil else { return }
+        guard core.withLock({ $0.isStreaming }), live.binding != nil else { return }
         let goal = min(max(target, live.range.lowerBound), live.range.upperBound)
         let start = live.ratio  // the actual current zoom, even mid-ramp
         guard seconds > 0, start != goal else {
@@ -269,82 +249,69 @@ extension Camera {
         if frame.format.isJPEGFamily, !JPEGCheck.isWhole(frame) {
             return handleEvent(.frameDiscarded(sequence: frame.sequence, reason: .brokenPayload), generation: generation)
         }
-        let now = Seconds.coarseNow()
-        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect)? in
-            guard g.accepting, g.generation == generation else { return nil }
-            g.lastFrameAt = now
-            let notify = !g.firstSeen || g.interrupted
-            g.firstSeen = true
-            g.interrupted = false
-            g.starved = false
-            let (t, report) = g.timeline.frame(
-                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
-            g.lastSequence = frame.sequence
-            let settings = g.settings(for: frame)
-            let visible = g.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
-            return (settings, notify, t, report, visible)
-        }
-        guard let routed else { return }
-        let s = routed.settings
-        frame.timestamp = routed.timestamp
+        let now = clock()
+        guard let route = core.withLock({ $0.frameArrived(frame, generation: generation, at: now) }) else { return }
+        let s = route.settings
+        frame.timestamp = route.timestamp
         let frameCrop = NormalizedRect.centered(zoomFactor: s.frameCropFactor)
-        frame.visibleRect = routed.visible
+        frame.visibleRect = route.visible
         frame.lens = s.lens
         frame.metadata = FrameMetadata(
-            sequence: frame.sequence, timestamp: routed.timestamp, driverTimestamp: frame.metadata.driverTimestamp,
+            sequence: frame.sequence, timestamp: route.timestamp, driverTimestamp: frame.metadata.driverTimestamp,
             clock: frame.metadata.clock, lens: s.lens, zoomRatio: s.zoomRatio,
             deviceCrop: frame.sensorCrop == .full ? .centered(zoomFactor: s.deviceCropFactor) : frame.sensorCrop,
             frameCrop: frameCrop, focusMode: s.focusMode, lensPosition: frame.metadata.lensPosition,
             isTorchEnabled: s.torch, generation: s.generation)
-        if routed.notify {
-            queue.async { [self] in frameArrived(generation: generation) }
+        if !route.actions.isEmpty {
+            // The machine already changed state (preview on, recovered); the effects run on the
+            // queue unless the session moved on to another binding first.
+            let actions = route.actions
+            queue.async { [self] in
+                guard core.withLock({ $0.accepts(generation) }) else { return }
+                run(actions)
+            }
         }
-        if routed.report > 0 {
-            let n = routed.report
+        if route.report > 0 {
+            let n = route.report
             queue.async { [self] in reportDroppedFrames(n, generation: generation) }
         }
         frameHandler.value?(frame)
-        let queues = fanOut.withLock { $0.queues }
-        for q in queues {
-            if case .block = q.policy { gate.withLock { $0.producerBlocked += 1 } }
-            q.push(frame) { [gate] in gate.withLock { $0.accepting && $0.generation == generation } }
-            if case .block = q.policy { gate.withLock { $0.producerBlocked -= 1; $0.lastFrameAt = Seconds.coarseNow() } }
+        for q in route.streams {
+            q.push(
+                frame,
+                keepWaiting: { core.withLock { $0.passes(generation) } },
+                waiting: { waiting in
+                    let now = clock()
+                    core.withLock { $0.producerWaiting(waiting, at: now) }
+                })
         }
     }
 
     /// R5: dropped frames are a warning on a running snapshot.
     func reportDroppedFrames(_ count: Int, generation: UInt64) {
-        guard generation == session.generation, session.status == .running else { return }
+        guard core.withLock({ generation == $0.generation && $0.status == .running }) else { return }
         live.warning = .framesDropped(count)
         emit()
     }
 
-    /// The first frame of a binding, or the first after an interruption.
-    func frameArrived(generation: UInt64) { run(session.frameArrived(generation: generation)) }
-
     func handleEvent(_ event: DriverEvent, generation: UInt64) {
         if event == .buffersExhausted {
-            gate.withLock { if $0.generation == generation { $0.starved = true } }
-            return
+            return core.withLock { $0.buffersExhausted(generation: generation) }
         }
         if case .frameDiscarded(let sequence, let reason) = event {
             // On the frame path, in order with the frames: the next frame's gap must not count it.
-            gate.withLock { g in
-                guard g.accepting, g.generation == generation else { return }
-                g.lastSequence = g.timeline.discarded(reason, sequence: sequence, after: g.lastSequence)
-            }
-            return
+            return core.withLock { $0.frameDiscarded(generation: generation, sequence: sequence, reason: reason) }
         }
         queue.async { [self] in
-            guard session.accepts(generation) else { return }
+            guard core.withLock({ $0.accepts(generation) }) else { return }
             switch event {
             case .interrupted, .endOfStream:
-                run(session.driverInterrupted(generation: generation, now: Date()))
+                let now = clock()
+                run(core.withLock { $0.driverInterrupted(generation: generation, now: now) })
             case .failed(let error):
-                run(session.driverFailed(generation: generation, error))
+                run(core.withLock { $0.driverFailed(generation: generation, error) })
             case .streamError(let what):
                 // S11: not fatal, and not a disconnect; a warning on the current snapshot.
-                guard session.isStreaming else { return }
                 live.warning = .streamError(what)
                 emit()
             case .torchChanged(let on):
@@ -354,7 +321,7 @@ extension Camera {
                 externalControlsChanged(zoomFactor: zoomFactor, focusMode: focusMode)
             case .convergenceChanged:
                 // A5: a snapshot when the device's convergence really differs from the last one's.
-                guard session.isStreaming, live.binding?.convergence != live.convergence else { return }
+                guard live.binding?.convergence != live.convergence else { return }
                 emit()
             case .buffersExhausted, .frameDiscarded:
                 break
@@ -379,27 +346,27 @@ extension Camera {
     /// every wake-up costs CPU per frame on a slow device.
     func startWatchdog(firstTickAfter seconds: Double) {
         stopWatchdog()
-        let generation = watchdogGeneration
         let timer = DispatchSource.makeTimerSource(queue: queue)
+        let token = ObjectIdentifier(timer as AnyObject)
         timer.setEventHandler { [weak self] in
-            guard let self, self.watchdogGeneration == generation else { return }
-            let g = self.gate.value
-            let activity = SessionMachine.FrameActivity(
-                firstSeen: g.firstSeen, lastFrameAt: g.lastFrameAt, boundAt: g.boundAt,
-                backPressure: g.producerBlocked > 0 || g.starved)
-            let (actions, next) = self.session.watchdogTick(now: Date(), activity: activity)
+            // A tick of a timer already replaced (stop, rebind) does nothing.
+            guard let self, self.watchdogToken == token else { return }
+            let now = self.clock()
+            let (actions, next) = self.core.withLock { $0.watchdogTick(now: now) }
             self.run(actions)
             // A rebind inside the tick started a new watchdog; only re-arm our own.
-            if self.watchdogGeneration == generation { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }
+            if self.watchdogToken == token { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }
         }
         timer.schedule(deadline: Seconds.deadline(seconds))
         watchdog = timer
         timer.resume()
     }
 
+    /// Which timer is the live watchdog (timers are compared by identity, not by a counter).
+    var watchdogToken: ObjectIdentifier? { watchdog.map { ObjectIdentifier($0 as AnyObject) } }
+
     func stopWatchdog() {
         watchdog?.cancel()
         watchdog = nil
-        watchdogGeneration &+= 1
     }
 }

@@ -25,6 +25,7 @@ struct StateChannel {
 // `currentState` and delivered in order to the delegate queue and every `stateUpdates()` stream.
 extension Camera {
     func emit(released: Bool = false) {
+        let session = core.withLock { m in (status: m.status, isPreviewActive: m.isPreviewActive, error: m.error) }
         let nominal = session.status == .starting || session.status == .idle
         // A5: each snapshot carries the device's convergence as it is now.
         live.convergence = nominal ? .unknown : live.binding?.convergence ?? .unknown
@@ -59,30 +60,16 @@ extension Camera {
         }
     }
 
-    /// Hands the settings now in effect to the frame router, which stamps them on frames (M1).
-    func publishFrameSettings() {
-        let settings = FrameSettings(
-            lens: live.lens, zoomRatio: live.ratio, deviceCropFactor: live.deviceCropFactor,
-            frameCropFactor: live.frameCropFactor, focusMode: live.binding == nil ? nil : live.focusMode,
-            torch: live.torch, generation: appliedGeneration)
-        gate.withLock { g in
-            guard g.settings != settings else { return }
-            g.settings = settings
-            g.recentSettings.append(settings)
-            if g.recentSettings.count > 4 { g.recentSettings.removeFirst() }
+    /// Hands the settings now in effect to the frame router, which stamps them on frames (M1);
+    /// `generation` is the newest setter generation whose changes are applied (M2), nil to keep
+    /// the machine's.
+    func publishFrameSettings(generation: UInt64? = nil) {
+        core.withLock { m in
+            let settings = FrameSettings(
+                lens: live.lens, zoomRatio: live.ratio, deviceCropFactor: live.deviceCropFactor,
+                frameCropFactor: live.frameCropFactor, focusMode: live.binding == nil ? nil : live.focusMode,
+                torch: live.torch, generation: max(generation ?? 0, m.settings.generation))
+            m.publish(settings)
         }
-    }
-}
-
-extension Camera.FrameGate {
-    /// The settings a frame was taken with. A device that reports its crop on each frame
-    /// (`Frame.sensorCrop`) may deliver a frame taken before the newest crop landed: that frame
-    /// gets the newest recent settings whose device crop it shows. Otherwise the newest (M1).
-    func settings(for frame: Frame) -> Camera.FrameSettings {
-        let reported = frame.sensorCrop.width
-        guard frame.sensorCrop != .full || settings.deviceCropFactor != 1 else { return settings }
-        func shows(_ s: Camera.FrameSettings) -> Bool { abs(reported * s.deviceCropFactor - 1) < 1e-6 }
-        if shows(settings) { return settings }
-        return recentSettings.last(where: shows) ?? settings
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Synchronization
 
 /// The one implementation of `CameraDevice`: it turns any backend's thin `DriverBinding` into the
 /// CamHAL contract (docs/CONTRACT.md) (the state machine, zoom normalization, ramps, pins, desired-value persistence,
@@ -121,13 +122,6 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         }
     }
 
-    /// Frame streams and whether new ones would ever see a frame (R6).
-    struct FanOut {
-        var queues: [FrameQueue] = []
-        /// The fatal error the session ended in; nil once a start is requested or it stopped.
-        var failure: CameraError?
-    }
-
     /// Desired values: what the app asked for, re-applied on every transition into running (P1).
     struct Desired {
         var zoom: ZoomInput = .ratio(1)
@@ -183,38 +177,6 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var generation: UInt64 = 0
     }
 
-    /// Shared with backend threads: which binding's frames are accepted and how to crop them.
-    struct FrameGate {
-        var generation: UInt64 = 0
-        var accepting = false
-        var firstSeen = false
-        var interrupted = false
-        var lastFrameAt = Date.distantPast
-        var boundAt = Date.distantPast
-        var settings = FrameSettings()
-        /// The last few settings, newest last, to match a frame that reports the crop it was
-        /// really taken with against the settings that asked for it (M1).
-        var recentSettings: [FrameSettings] = []
-        var producerBlocked = 0
-        /// The driver reported every buffer held by the app.
-        var starved = false
-        /// The last driver sequence number of this binding, for gap counting (R5).
-        var lastSequence: UInt64?
-        var frameInterval: Double = 1.0 / 30
-        var timeline = FrameTimeline()
-        /// The frame-path crop in pixels for the last frame-crop factor and frame size: settings
-        /// change far less often than frames come, so it is computed once per change.
-        var visible: (factor: Double, width: Int, height: Int, rect: PixelRect)?
-
-        /// The pixels a frame of `width` x `height` shows at frame-crop `factor` (Z5).
-        mutating func visibleRect(factor: Double, width: Int, height: Int) -> PixelRect {
-            if let v = visible, v.factor == factor, v.width == width, v.height == height { return v.rect }
-            let rect = PixelRect.from(.centered(zoomFactor: factor), width: width, height: height)
-            visible = (factor, width, height, rect)
-            return rect
-        }
-    }
-
     /// The backend that drives the device.
     public let backend: any CameraBackend
     /// How this session binds and watches its device.
@@ -222,23 +184,25 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     let queue: DispatchQueue
     let delegateQueue: DispatchQueue
+    /// The session's one clock for every span it measures (frame silence, interruption and
+    /// recovery, drop-report intervals): monotonic seconds, so a wall-clock step (NTP, a manual
+    /// change) can neither fake an interruption nor hide one. CLOCK_MONOTONIC_COARSE: read from
+    /// the vDSO page with no system call, as V4L2's own frame timestamps are on CLOCK_MONOTONIC.
+    let clock: @Sendable () -> Double
     var desired: Desired
-    /// The lifecycle (S4–S8): a pure state machine this type executes (Camera+Binding.swift).
-    var session: SessionMachine
+    /// Every fact of the session (lifecycle S4–S8, the frame router's gate, frame settings and
+    /// accounting, the frame streams): a pure state machine this type executes
+    /// (Camera+Binding.swift), behind the one lock the frame router and the queue share.
+    let core: Mutex<SessionMachine>
     var live = Live()
     var ramp: DispatchSourceTimer?
     /// Returns metering to the whole frame when its auto-cancel duration is up (A4).
     var meteringCancel: DispatchSourceTimer?
     var watchdog: DispatchSourceTimer?
-    var watchdogGeneration: UInt64 = 0
-    /// The newest settings generation whose changes have been applied (M2); queue only.
-    var appliedGeneration: UInt64 = 0
-    let gate = Locked(FrameGate())
     let channel = Locked(StateChannel())
     let pending = Locked(Pending())
     let selectedDevice: Locked<DeviceDescriptor>
     let boundFormat = Locked<StreamFormat?>(nil)
-    let fanOut = Locked(FanOut())
     let frameHandler = Locked<(@Sendable (Frame) -> Void)?>(nil)
     private let delegateBox = Locked(WeakDelegate())
 
@@ -246,14 +210,16 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Opens a session on `device` of `backend`. Nothing touches the device until `start()`.
     public init(backend: any CameraBackend, device: DeviceDescriptor, configuration: Configuration = .init()) {
+        self.clock = Seconds.monotonicCoarse
         self.backend = backend
         self.configuration = configuration
         self.selectedDevice = Locked(device)
         self.desired = Desired(facing: device.facing)
-        self.session = SessionMachine(
-            timeouts: .init(
-                interruption: Seconds.of(configuration.interruptionTimeout), firstFrame: Seconds.of(configuration.firstFrameTimeout),
-                recovery: Seconds.of(configuration.recoveryDelay)))
+        self.core = Mutex(
+            SessionMachine(
+                timeouts: .init(
+                    interruption: Seconds.of(configuration.interruptionTimeout), firstFrame: Seconds.of(configuration.firstFrameTimeout),
+                    recovery: Seconds.of(configuration.recoveryDelay))))
         self.queue = DispatchQueue(label: "camhal.camera.\(device.id)")
         self.delegateQueue = configuration.delegateQueue ?? DispatchQueue(label: "camhal.delegate.\(device.id)")
     }
@@ -264,11 +230,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         watchdog?.cancel()
         // The last reference can go away on a backend's streaming thread (inside a frame
         // callback), and close() joins that thread: the queue, never deinit, closes the binding.
-        if let binding = live.binding {
-            gate.withLock { $0.accepting = false }
-            queue.async { binding.close() }
+        let streams = core.withLock { m in
+            m.closing()
+            return m.takeStreams()
         }
-        for q in fanOut.value.queues { q.finish() }
+        if let binding = live.binding { queue.async { binding.close() } }
+        for q in streams { q.finish() }
         for c in channel.value.continuations.values { c.finish() }
     }
 
@@ -320,15 +287,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     }
 
     public func frames(policy: BackpressurePolicy) -> FrameStream {
-        let stream = FrameStream(policy: policy) { [gate] n in
+        let stream = FrameStream(policy: policy) { [weak self] n in
             // A blocking stream promised the app every frame: losing one is worth a warning.
-            gate.withLock { $0.timeline.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
+            self?.core.withLock { $0.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
         }
-        let failure = fanOut.withLock { f -> CameraError? in
-            f.queues.removeAll { $0.isFinished }
-            if f.failure == nil { f.queues.append(stream.queue) }
-            return f.failure
-        }
+        let finished = core.withLock { $0.streams }.filter(\.isFinished)
+        let failure = core.withLock { $0.addStream(stream.queue, removing: finished) }
         // A failed session with no start requested will never deliver: end at once, saying why (R6).
         if let failure { stream.queue.finish(reason: failure) }
         return stream
@@ -336,7 +300,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Frames delivered and lost since the last `stop()`, by cause, and the interruptions (R5).
     public var frameStatistics: FrameStatistics {
-        gate.withLock { $0.timeline }.statistics
+        core.withLock { $0.timeline.statistics }
     }
 
     /// The generation of the newest setter call so far (M2): a frame whose
@@ -355,9 +319,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         let seconds = Seconds.of(timeout)
         let stream = frames(policy: .keepOnlyLatest)
         defer { stream.cancel() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = clock() + seconds
         while true {
-            let left = deadline.timeIntervalSinceNow
+            let left = deadline - clock()
             guard left > 0, !Task.isCancelled else { break }
             guard let frame = await stream.next(timeout: .seconds(left)) else {
                 if let reason = stream.endReason { throw reason }
@@ -372,10 +336,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     // MARK: Lifecycle
 
     public func start() {
-        fanOut.withLock { $0.failure = nil }
+        core.withLock { $0.startRequested() }
         queue.async { [self] in
             drainPending()
-            run(session.start())
+            run(core.withLock { $0.start() })
         }
     }
 
@@ -442,15 +406,12 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     func drainPending() {
         let (changes, generation) = pending.withLock { $0.take() }
         for change in changes { apply(change) }
-        if generation > appliedGeneration {
-            appliedGeneration = generation
-            publishFrameSettings()
-        }
+        publishFrameSettings(generation: generation)
     }
 
     /// One setter's effect on the session (the bodies of the setters, run on the queue).
     func apply(_ change: Change) {
-        let isRunning = session.isStreaming
+        let isRunning = core.withLock { $0.isStreaming }
         switch change {
         case .zoomRatio(let ratio):
             cancelRamp()
@@ -481,7 +442,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 emit()
             }
         case .focusPoint(let p):
-            guard let binding = live.binding, session.status == .running else { return }
+            guard let binding = live.binding, core.withLock({ $0.status == .running }) else { return }
             guard device.supportsFocusPoint else {
                 live.warning = .controlUnsupported("focus point")
                 return emit()
@@ -494,7 +455,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             emit()
         case .lensSelection(let selection):
             guard selection != desired.lensSelection else { return }
-            let isLive = session.isLive
+            let isLive = core.withLock { $0.isLive }
             // P2: pinning another lens on a live session is an input-device change.
             if isLive, let lens = selection.pinnedLens, lens != live.lens || live.pinned == nil {
                 resetRuntimeControls()
@@ -509,7 +470,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             }
             desired.facing = facing
             selectedDevice.set(target)
-            if session.isLive {
+            if core.withLock({ $0.isLive }) {
                 // P2: a live facing switch resets the runtime controls and drops the pin.
                 resetRuntimeControls()
                 desired.lensSelection = .automatic

@@ -10,8 +10,8 @@ import Glibc
 /// instead, until it waits for the next frame:
 ///
 /// ```swift
-/// await withTaskExecutorPreference(FrameDeliveryExecutor.shared) {
-///     for await frame in camera.frames(policy: .keepOnlyLatest) {
+/// try await withTaskExecutorPreference(FrameDeliveryExecutor.shared) {
+///     for try await frame in camera.frames(policy: .keepOnlyLatest) {
 ///         analyze(frame)          // on the backend's delivery thread, as a frame handler runs
 ///     }
 /// }

@@ -20,14 +20,24 @@ public enum BackpressurePolicy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An `AsyncSequence` of frames from a session, with bounded memory whatever the consumer does.
-/// It ends when the session stops (after release), when the session fails (`endReason` then says
-/// why, R6), or when cancelled.
+/// It ends normally when the session stops (after release) or when cancelled (`cancel()`, or the
+/// iterating task's cancellation). When the session fails (busy, disconnected, the stream
+/// failed) the iteration throws that `CameraError` instead, so a plain loop cannot miss it (R6):
+///
+///     do {
+///         for try await frame in camera.frames(policy: .keepOnlyLatest) { show(frame) }
+///         // stopped
+///     } catch {
+///         // error is a CameraError: the session failed; `endReason` holds it too
+///     }
 ///
 /// Each call to `Camera.frames(policy:)` is its own stream with its own policy and counters
 /// (fan-out, R6). Several iterators of one stream share it: each frame goes to one of them, and
 /// none is left waiting when another takes a frame.
 public final class FrameStream: AsyncSequence, Sendable {
     public typealias Element = Frame
+    /// The iteration throws only the session's failure.
+    public typealias Failure = CameraError
     let queue: FrameQueue
 
     init(policy: BackpressurePolicy, onDrop: (@Sendable (Int) -> Void)? = nil) { queue = FrameQueue(policy: policy, onDrop: onDrop) }
@@ -49,9 +59,35 @@ public final class FrameStream: AsyncSequence, Sendable {
     /// cancelling a `for await` loop, a timeout or a cancellation here leaves the stream open.
     public func next(timeout: Duration) async -> Frame? { await queue.next(timeout: Seconds.of(timeout)) }
 
+    /// Iterates the stream: each frame goes to one of its iterators. After the end (nil or the
+    /// thrown error, once) it returns nil.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        public typealias Failure = CameraError
         let queue: FrameQueue
-        public mutating func next() async -> Frame? { await queue.next() }
+        var ended = false
+
+        /// The next frame; nil when the session stopped or the stream was cancelled; throws the
+        /// session's error when it failed.
+        public mutating func next() async throws(CameraError) -> Frame? {
+            guard !ended else { return nil }
+            let queue = self.queue
+            return try end(await queue.next())
+        }
+
+        /// `next()` for a loop that runs on an actor (SE-0421).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CameraError) -> Frame? {
+            guard !ended else { return nil }
+            let queue = self.queue
+            return try end(await queue.next())
+        }
+
+        /// `frame`, or the end: nil after a stop or cancel, the session's error after a failure.
+        private mutating func end(_ frame: Frame?) throws(CameraError) -> Frame? {
+            if let frame { return frame }
+            ended = true
+            if let reason = queue.endReason { throw reason }
+            return nil
+        }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
@@ -119,9 +155,12 @@ final class FrameQueue: @unchecked Sendable {
     var waitingConsumers: Int { locked { $0.waiters.count } }
 
     /// Offers a frame. Returns false once the stream has finished. Under `.block` it waits while
-    /// the queue is full, re-checking `keepWaiting` every 50 ms so a stopping session never hangs.
+    /// the queue is full, re-checking `keepWaiting` every 50 ms so a stopping session never hangs,
+    /// and tells `waiting` when such a wait starts (true) and ends (false). Both are called with
+    /// this queue's lock held: they may take the session's lock, which is never held while a
+    /// queue's lock is taken.
     @discardableResult
-    func push(_ frame: Frame, keepWaiting: () -> Bool = { true }) -> Bool {
+    func push(_ frame: Frame, keepWaiting: () -> Bool = { true }, waiting: (Bool) -> Void = { _ in }) -> Bool {
         var stale: [Frame] = []
         var dropped = 0
         condition.lock()
@@ -137,8 +176,12 @@ final class FrameQueue: @unchecked Sendable {
             if dropped > 0 { swap(&stale, &state.pointee.buffer) }
             state.pointee.buffer.append(frame)
         case .block(let capacity):
-            while state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished && keepWaiting() {
-                condition.wait(seconds: 0.05)
+            if state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished {
+                waiting(true)
+                while state.pointee.buffer.count >= max(1, capacity) && !state.pointee.finished && keepWaiting() {
+                    condition.wait(seconds: 0.05)
+                }
+                waiting(false)
             }
             if state.pointee.finished || state.pointee.buffer.count >= max(1, capacity) {
                 state.pointee.counters.dropped += 1

@@ -22,13 +22,15 @@ struct FrameTimeline: Equatable {
     var interruptions: [Camera.Interruption] = []
     /// Drops not yet reported in a `framesDropped` warning.
     var unreported = 0
-    var lastReport = Date.distantPast
+    /// Monotonic seconds of the last `framesDropped` report.
+    var lastReport = -Double.infinity
 
     /// One frame of the current binding. `previous` is the binding's last sequence number (nil
     /// for its first frame); `interval` the nominal frame interval. Returns the monotonic
     /// timestamp for the app and the number of drops to report now (0: nothing to report yet).
-    mutating func frame(sequence: UInt64, after previous: UInt64?, timestamp: Double, interval: Double, now: Date,
-                        monotonic: Double = Seconds.monotonicCoarse()) -> (timestamp: Double, report: Int) {
+    /// `monotonic` is the arrival time on the session's clock.
+    mutating func frame(sequence: UInt64, after previous: UInt64?, timestamp: Double, interval: Double,
+                        monotonic: Double) -> (timestamp: Double, report: Int) {
         delivered += 1
         arrived(at: monotonic)
         // Sequence gaps are frames the driver dropped.
@@ -46,10 +48,10 @@ struct FrameTimeline: Equatable {
         lastTimestamp = t
         // Drops become a warning at most once per report interval, with the count since the last.
         var report = 0
-        if unreported > 0, now.timeIntervalSince(lastReport) >= Self.reportInterval {
+        if unreported > 0, monotonic - lastReport >= Self.reportInterval {
             report = unreported
             unreported = 0
-            lastReport = now
+            lastReport = monotonic
         }
         return (t, report)
     }
@@ -73,7 +75,7 @@ struct FrameTimeline: Equatable {
     }
 
     /// The session noticed frames stopped (S8): an interruption opens at the last frame's arrival.
-    mutating func interrupted(monotonic: Double = Seconds.monotonicCoarse()) {
+    mutating func interrupted(monotonic: Double) {
         guard interruptions.last.map({ $0.length != nil }) ?? true else { return }
         interruptions.append(Camera.Interruption(start: lastArrival ?? monotonic, length: nil))
     }

@@ -45,18 +45,6 @@ package enum Seconds {
         try await Task.sleep(nanoseconds: nanoseconds(seconds))
     }
 
-    /// The wall clock as of the kernel's last tick (CLOCK_REALTIME_COARSE, a few ms of
-    /// resolution). It is read from the vDSO page without a system call on every machine, where a
-    /// precise read (`Date()`) becomes a system call when the clock source has no vDSO support
-    /// (a VM without a usable TSC: 2 of the 11 system calls per frame on the emulated webcam). For
-    /// the frame path's per-frame stamps, which only feed time-outs and report intervals of
-    /// seconds.
-    public static func coarseNow() -> Date {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME_COARSE, &t)
-        return Date(timeIntervalSince1970: Double(t.tv_sec) + Double(t.tv_nsec) / 1e9)
-    }
-
     /// Seconds on CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: read from
     /// the vDSO page, no system call, a few ms of resolution): for what the frame path measures
     /// (interruptions), which a wall-clock step must not lengthen or shorten.

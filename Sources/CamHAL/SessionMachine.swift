@@ -3,16 +3,22 @@ import FoundationEssentials
 /// The session's lifecycle as a pure value (S4–S8, S6, S7, R6): it takes an event (start, stop,
 /// a bind's outcome, a frame, a driver event, a watchdog tick, a rebind request), moves to its
 /// new state and returns the actions to run, in order. It has no threads, no clock (the caller
-/// passes the time in) and no device, so every transition is unit-tested on its own
+/// passes the time in: seconds on one monotonic clock, `Camera.clock`) and no device, so every transition is unit-tested on its own
 /// (Tests/CamHALTests/SessionMachineTests.swift).
 ///
-/// `Camera` is its executor: it feeds events in on its queue and runs the actions there (opening
+/// It is also the one place a session's facts live: the frame router's gate (which binding's
+/// frames pass, first frame, last arrival, back-pressure), the settings stamped on frames, the
+/// frame accounting (R5) and the frame streams with the failure they ended in (R6). `Camera`
+/// keeps it in one `Mutex`; the frame router asks it about every frame (`frameArrived`) under that
+/// lock, and every continuation or stream is resumed after the lock is released.
+///
+/// `Camera` is its executor: it feeds events in and runs the actions on its queue (opening
 /// and closing the binding, re-applying desired controls, timers, snapshots). That split follows
 /// swift-async-algorithms (a state machine plus a small storage that runs its actions). What the
 /// controls mean (zoom normalization, pins, desired-value persistence) stays in the executor's
 /// appliers; the machine decides when they run. Only the executor closes a binding, and only on
 /// its queue: `Camera.deinit` hands a live binding to the queue, never closing it itself.
-struct SessionMachine: Sendable, Equatable {
+struct SessionMachine: Sendable {
     /// The time limits of S8, from `Camera.Configuration`.
     struct Timeouts: Sendable, Equatable {
         /// Silence while running longer than this (and 4 frame intervals) is an interruption.
@@ -23,14 +29,48 @@ struct SessionMachine: Sendable, Equatable {
         var recovery: Double
     }
 
-    /// What the frame router saw of the current binding, read at a watchdog tick.
-    struct FrameActivity: Sendable, Equatable {
-        var firstSeen: Bool
-        var lastFrameAt: Date
-        var boundAt: Date
-        /// A blocking stream's producer waits, or the app holds every buffer: back-pressure,
-        /// which is never an interruption.
-        var backPressure: Bool
+    /// What the frame router knows of the current binding (reset by every bind).
+    struct FramePath: Sendable {
+        /// Frames of this binding pass (after its desired controls are applied, P1).
+        var accepting = false
+        var firstSeen = false
+        /// Monotonic seconds (the session's clock) of the last frame and of the bind.
+        var lastFrameAt: Double = 0
+        var boundAt: Double = 0
+        /// A blocking stream's producer waits for the app.
+        var producerBlocked = 0
+        /// The driver reported every buffer held by the app.
+        var starved = false
+        /// The last driver sequence number of this binding, for gap counting (R5).
+        var lastSequence: UInt64?
+        var frameInterval: Double = 1.0 / 30
+        /// The frame-path crop in pixels for the last frame-crop factor and frame size: settings
+        /// change far less often than frames come, so it is computed once per change.
+        var visible: (factor: Double, width: Int, height: Int, rect: PixelRect)?
+
+        /// Back-pressure (a blocked producer, every buffer held), which is never an interruption.
+        var backPressure: Bool { producerBlocked > 0 || starved }
+
+        /// The pixels a frame of `width` x `height` shows at frame-crop `factor` (Z5).
+        mutating func visibleRect(factor: Double, width: Int, height: Int) -> PixelRect {
+            if let v = visible, v.factor == factor, v.width == width, v.height == height { return v.rect }
+            let rect = PixelRect.from(.centered(zoomFactor: factor), width: width, height: height)
+            visible = (factor, width, height, rect)
+            return rect
+        }
+    }
+
+    /// The frame router's answer for a frame it passes on: what to stamp on it and where it goes.
+    struct Route {
+        var settings: Camera.FrameSettings
+        /// The monotonic timestamp for the app (R5).
+        var timestamp: Double
+        var visible: PixelRect
+        /// Drops to report now in a `framesDropped` warning (0: none).
+        var report: Int
+        var streams: [FrameQueue]
+        /// For the executor's queue: the first frame of a binding or after an interruption.
+        var actions: [Action]
     }
 
     /// One side effect for the executor.
@@ -43,13 +83,12 @@ struct SessionMachine: Sendable, Equatable {
         case bind(generation: UInt64)
         /// Re-apply every desired control to the binding (P1).
         case applyDesired
-        /// Let the frame router pass the binding's frames on.
-        case acceptFrames
+        /// Let the frame router pass the binding's frames on (`acceptFrames(generation:)`), once
+        /// the desired controls are applied.
+        case acceptFrames(generation: UInt64)
         /// Start the binding's stream (after its controls are applied), then report
         /// `streamingStarted(generation:)` or `streamingFailed(generation:_:)`.
         case startStreaming(generation: UInt64)
-        /// Tell the frame router the stream is interrupted: its next frame is a recovery.
-        case markInterrupted
         /// Close the live binding, if any, after the frame router stops accepting its frames.
         case close
         /// Return every live value to idle (stop).
@@ -60,7 +99,7 @@ struct SessionMachine: Sendable, Equatable {
         /// Move the watchdog's next tick to `after` seconds from now.
         case rescheduleWatchdog(after: Double)
         case stopWatchdog
-        /// End every frame stream, saying why when the session failed (R6).
+        /// End every frame stream (`takeStreams()`), saying why when the session failed (R6).
         case finishStreams(CameraError?)
         /// Publish one snapshot (S1); `released` on the one snapshot of a stop (S6).
         case emit(released: Bool)
@@ -73,10 +112,25 @@ struct SessionMachine: Sendable, Equatable {
     /// Bumped by every bind and by every stop: an event of an older binding is ignored.
     private(set) var generation: UInt64 = 0
     private(set) var isPreviewActive = false
-    private(set) var interruptedSince: Date?
+    /// Monotonic seconds (the session's clock) when the stream was interrupted.
+    private(set) var interruptedSince: Double?
     private(set) var error: CameraError?
     /// The bound stream's frame rate; 0 when unknown or unbound.
     private(set) var frameRate: Double = 0
+    private(set) var path = FramePath()
+    /// The settings in effect, stamped on frames (M1); its generation is the newest applied
+    /// setter generation (M2).
+    private(set) var settings = Camera.FrameSettings()
+    /// The last few settings, newest last, to match a frame that reports the crop it was really
+    /// taken with against the settings that asked for it (M1).
+    private(set) var recentSettings: [Camera.FrameSettings] = []
+    /// Frames delivered and lost since the last stop, by cause (R5).
+    private(set) var timeline = FrameTimeline()
+    /// The frame streams (fan-out, R6).
+    private(set) var streams: [FrameQueue] = []
+    /// The fatal error the session ended in, which a new stream ends with at once (R6); nil once
+    /// a start is requested or the session stopped.
+    private(set) var failure: CameraError?
 
     init(timeouts: Timeouts) { self.timeouts = timeouts }
 
@@ -111,6 +165,9 @@ struct SessionMachine: Sendable, Equatable {
         interruptedSince = nil
         error = nil
         frameRate = 0
+        path.accepting = false
+        failure = nil
+        timeline = FrameTimeline()
         let actions: [Action] = [.cancelRamp, .stopWatchdog, .close, .resetLive, .finishStreams(nil)]
         return hadSomething ? actions + [.emit(released: true)] : actions
     }
@@ -119,17 +176,26 @@ struct SessionMachine: Sendable, Equatable {
     /// Nothing on a session that is not live: the next start binds with the new values.
     mutating func rebind() -> [Action] {
         guard isLive else { return [] }
+        path.accepting = false
         return [.cancelRamp, .stopWatchdog, .close] + beginBinding()
     }
 
     /// The device opened for `generation`, to stream at `frameRate`: its controls are applied
     /// before its stream starts, so the first frame shows them (P1). Nothing when the session
     /// moved on while it opened (`accepts(generation)` stays false): the executor closes it.
-    mutating func bound(generation: UInt64, frameRate: Double) -> [Action] {
+    mutating func bound(generation: UInt64, frameRate: Double, at now: Double) -> [Action] {
         guard generation == self.generation, status == .starting else { return [] }
         status = .running
         self.frameRate = frameRate
-        return [.applyDesired, .acceptFrames, .startStreaming(generation: generation)]
+        path.frameInterval = frameRate > 0 ? 1 / frameRate : 1.0 / 30
+        path.boundAt = now
+        return [.applyDesired, .acceptFrames(generation: generation), .startStreaming(generation: generation)]
+    }
+
+    /// The desired controls of `generation` are applied: its frames may pass (P1).
+    mutating func acceptFrames(generation: UInt64) {
+        guard accepts(generation) else { return }
+        path.accepting = true
     }
 
     /// The stream of `generation` started: the watchdog runs and the running snapshot goes out.
@@ -150,24 +216,114 @@ struct SessionMachine: Sendable, Equatable {
         return fail(error)
     }
 
-    /// The first frame of a binding, or the first after an interruption (S5, S8): preview is
-    /// active, an interrupted stream is running again with its controls re-applied, and silence
-    /// is due a frame time-out from now.
-    mutating func frameArrived(generation: UInt64) -> [Action] {
-        guard accepts(generation) else { return [] }
-        var actions: [Action] = [.rescheduleWatchdog(after: frameTimeout + 0.01)]
-        if status == .interrupted {
-            status = .running
-            interruptedSince = nil
-            actions.append(.applyDesired)
+    /// Whether a frame of binding `generation` passes the router now.
+    func passes(_ generation: UInt64) -> Bool { path.accepting && accepts(generation) }
+
+    /// The frame router's question for every frame of binding `generation`, arriving at `now`
+    /// (monotonic seconds): nil drops it (a stale binding's, or one before the controls are
+    /// applied); otherwise what to stamp on it, the streams it goes to, and, on the first frame of
+    /// a binding or the first after an interruption (S5, S8), the actions for the executor:
+    /// preview is active, an interrupted stream is running again with its controls re-applied,
+    /// and silence is due a frame time-out from now.
+    mutating func frameArrived(_ frame: Frame, generation: UInt64, at now: Double) -> Route? {
+        guard passes(generation) else { return nil }
+        path.lastFrameAt = now
+        path.starved = false
+        let (timestamp, report) = timeline.frame(
+            sequence: frame.sequence, after: path.lastSequence, timestamp: frame.timestamp, interval: path.frameInterval,
+            monotonic: now)
+        path.lastSequence = frame.sequence
+        let settings = settings(for: frame)
+        let visible = path.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
+        var actions: [Action] = []
+        if !path.firstSeen || status == .interrupted {
+            path.firstSeen = true
+            actions.append(.rescheduleWatchdog(after: frameTimeout + 0.01))
+            if status == .interrupted {
+                status = .running
+                interruptedSince = nil
+                actions.append(.applyDesired)
+            }
+            isPreviewActive = true
+            actions.append(.emit(released: false))
         }
-        isPreviewActive = true
-        actions.append(.emit(released: false))
-        return actions
+        return Route(settings: settings, timestamp: timestamp, visible: visible, report: report, streams: streams, actions: actions)
     }
 
+    /// The settings a frame was taken with. A device that reports its crop on each frame
+    /// (`Frame.sensorCrop`) may deliver a frame taken before the newest crop landed: that frame
+    /// gets the newest recent settings whose device crop it shows. Otherwise the newest (M1).
+    func settings(for frame: Frame) -> Camera.FrameSettings {
+        let reported = frame.sensorCrop.width
+        guard frame.sensorCrop != .full || settings.deviceCropFactor != 1 else { return settings }
+        func shows(_ s: Camera.FrameSettings) -> Bool { abs(reported * s.deviceCropFactor - 1) < 1e-6 }
+        if shows(settings) { return settings }
+        return recentSettings.last(where: shows) ?? settings
+    }
+
+    /// The driver discarded frame `sequence` of `generation` (error-flagged, broken payload): it
+    /// counts under its cause and consumes its sequence number (R5), in order with the frames.
+    mutating func frameDiscarded(generation: UInt64, sequence: UInt64, reason: FrameDiscardReason) {
+        guard passes(generation) else { return }
+        path.lastSequence = timeline.discarded(reason, sequence: sequence, after: path.lastSequence)
+    }
+
+    /// The driver reports every buffer of `generation` held by the app: back-pressure.
+    mutating func buffersExhausted(generation: UInt64) {
+        guard generation == self.generation else { return }
+        path.starved = true
+    }
+
+    /// A blocking stream's producer starts (`true`) or stops waiting for the app at `now`. The
+    /// wait is back-pressure, and its end counts as a frame's arrival: the silence before the
+    /// next frame starts there.
+    mutating func producerWaiting(_ waiting: Bool, at now: Double) {
+        path.producerBlocked += waiting ? 1 : -1
+        if !waiting { path.lastFrameAt = now }
+    }
+
+    /// A stream's back-pressure policy dropped `count` frames; `warn` when the stream promised
+    /// the app every frame (a blocking stream), so the loss is reported too (R5).
+    mutating func backpressureDropped(_ count: Int, warn: Bool) {
+        timeline.backpressureDropped(count, warn: warn)
+    }
+
+    /// The settings now in effect, for later frames (M1, M2); false when nothing changed.
+    @discardableResult
+    mutating func publish(_ next: Camera.FrameSettings) -> Bool {
+        guard settings != next else { return false }
+        settings = next
+        recentSettings.append(next)
+        if recentSettings.count > 4 { recentSettings.removeFirst() }
+        return true
+    }
+
+    /// A new frame stream: added to the fan-out, or, when the session failed and no start is
+    /// requested, the error it must end with at once (R6). `finished` streams (the caller asked
+    /// them outside this lock: a queue's lock is never taken inside the session's) leave.
+    mutating func addStream(_ stream: FrameQueue, removing finished: [FrameQueue] = []) -> CameraError? {
+        if !finished.isEmpty { streams.removeAll { s in finished.contains { $0 === s } } }
+        guard let failure else {
+            streams.append(stream)
+            return nil
+        }
+        return failure
+    }
+
+    /// Every frame stream, removed to be finished (stop, failure, the session's end).
+    mutating func takeStreams() -> [FrameQueue] {
+        defer { streams.removeAll() }
+        return streams
+    }
+
+    /// `start()` was called: streams made from now on wait for its frames, not for the old failure.
+    mutating func startRequested() { failure = nil }
+
+    /// The session is going away: no frame passes any more.
+    mutating func closing() { path.accepting = false }
+
     /// The driver says the stream stopped delivering (or ended) without failing.
-    mutating func driverInterrupted(generation: UInt64, now: Date) -> [Action] {
+    mutating func driverInterrupted(generation: UInt64, now: Double) -> [Action] {
         guard accepts(generation) else { return [] }
         return interrupt(now: now)
     }
@@ -178,23 +334,23 @@ struct SessionMachine: Sendable, Equatable {
         return fail(error)
     }
 
-    /// A watchdog tick at `now`: silence past the time-out interrupts a running stream, an
+    /// A watchdog tick at `now` (monotonic seconds, the clock the frames were stamped with): silence past the time-out interrupts a running stream, an
     /// interruption past the recovery delay rebinds (S8). Returns the actions and the seconds
     /// until the next moment something could be due.
-    mutating func watchdogTick(now: Date, activity: FrameActivity) -> (actions: [Action], next: Double) {
+    mutating func watchdogTick(now: Double) -> (actions: [Action], next: Double) {
         let timeout = frameTimeout
         switch status {
         case .running:
-            guard !activity.backPressure else { return ([], timeout / 2) }
-            let due = activity.firstSeen
-                ? activity.lastFrameAt.addingTimeInterval(timeout)
-                : activity.boundAt.addingTimeInterval(max(timeout, timeouts.firstFrame))
-            guard due <= now else { return ([], due.timeIntervalSince(now) + 0.01) }
+            guard !path.backPressure else { return ([], timeout / 2) }
+            let due = path.firstSeen
+                ? path.lastFrameAt + timeout
+                : path.boundAt + max(timeout, timeouts.firstFrame)
+            guard due <= now else { return ([], due - now + 0.01) }
             return (interrupt(now: now), timeouts.recovery)
         case .interrupted:
             guard let since = interruptedSince else { return ([], timeout) }
-            let due = since.addingTimeInterval(timeouts.recovery)
-            guard due <= now else { return ([], due.timeIntervalSince(now) + 0.01) }
+            let due = since + timeouts.recovery
+            guard due <= now else { return ([], due - now + 0.01) }
             return (rebind(), timeout)
         case .idle, .starting, .error:
             return ([], timeout)
@@ -211,15 +367,18 @@ struct SessionMachine: Sendable, Equatable {
         interruptedSince = nil
         error = nil
         frameRate = 0
+        failure = nil
+        path = FramePath()
         return [.prepareBinding(generation: generation), .emit(released: false), .bind(generation: generation)]
     }
 
-    private mutating func interrupt(now: Date) -> [Action] {
+    private mutating func interrupt(now: Double) -> [Action] {
         guard status == .running else { return [] }
         status = .interrupted
         isPreviewActive = false
         interruptedSince = now
-        return [.markInterrupted, .emit(released: false)]
+        timeline.interrupted(monotonic: now)
+        return [.emit(released: false)]
     }
 
     /// S7, R6: the binding closes, every frame stream ends with the reason, one error snapshot.
@@ -228,6 +387,8 @@ struct SessionMachine: Sendable, Equatable {
         isPreviewActive = false
         interruptedSince = nil
         self.error = error
+        failure = error
+        path.accepting = false
         return [.cancelRamp, .stopWatchdog, .close, .finishStreams(error), .emit(released: false), .notifyFailure(error)]
     }
 }

@@ -148,11 +148,15 @@ package enum Child {
     /// The `for await` loop of the stream paths: records frames until the take is complete.
     private static func consume(_ stream: FrameStream, _ start: FrameTake) async -> FrameTake {
         var take = start
-        for await frame in stream {
-            let first = take.frames == 0
-            let done = take.record(frame)
-            if first { Child.printFirst() }
-            if done { break }
+        do {
+            for try await frame in stream {
+                let first = take.frames == 0
+                let done = take.record(frame)
+                if first { Child.printFirst() }
+                if done { break }
+            }
+        } catch {
+            printError("camhal-bench: the session failed after \(take.frames) frames: \(error)")
         }
         return take
     }

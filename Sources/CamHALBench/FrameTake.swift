@@ -141,7 +141,11 @@ package struct FrameTake {
         let stream = camera.frames(policy: .block(capacity: capacity))
         var take = FrameTake(limit: count, latency: latency)
         camera.start()
-        for await frame in stream where take.record(frame) { break }
+        do {
+            for try await frame in stream where take.record(frame) { break }
+        } catch {
+            printError("camhal-bench: the session failed after \(take.frames) frames: \(error)")
+        }
         return take
     }
 }

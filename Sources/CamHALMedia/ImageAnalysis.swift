@@ -94,7 +94,10 @@ public final class ImageAnalysis: @unchecked Sendable {
                 stream.cancel()
                 return
             }
-            for await frame in stream {
+            var iterator = stream.makeAsyncIterator()
+            // A failure ends the loop like a stop (its error is on the session's snapshot, which the
+            // analysis reports); then wait for the session to stream again.
+            while let frame = try? await iterator.next() {
                 if let last = lastSequence, frame.sequence > last + 1 {
                     let gap = Int(frame.sequence - last - 1)
                     counters.withLock { $0.sequenceGaps += gap }

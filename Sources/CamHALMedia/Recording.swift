@@ -276,7 +276,7 @@ public final class Recording: @unchecked Sendable {
             }
         }
         var it = stream.makeAsyncIterator()
-        let f = await it.next()
+        let f = try await it.next()  // the session's failure is the recording's error
         timer.cancel()
         guard let f else {
             throw timedOut.value
@@ -436,7 +436,8 @@ public final class Recording: @unchecked Sendable {
 
     private func feed() async {
         var it = frames.makeAsyncIterator()
-        while let frame = await it.next() {
+        // A failing session ends the loop by throwing; its reason is `frames.endReason` below.
+        while let frame = try? await it.next() {
             if state.value.stopRequested { break }
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 pushQueue.async { [self] in

@@ -106,7 +106,7 @@ enum MediaBench {
         let camera = Camera(backend: backend, device: backend.descriptor)
         camera.start()
         // Wait for the first frame, so the latencies below are of capturePhoto alone.
-        for await _ in camera.frames(policy: .keepOnlyLatest) { break }
+        for try await _ in camera.frames(policy: .keepOnlyLatest) { break }
         var latencies: [Double] = []
         for _ in 0..<min(n, 20) {
             let t = DispatchTime.now().uptimeNanoseconds

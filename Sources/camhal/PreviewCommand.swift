@@ -56,9 +56,13 @@ enum PreviewCommand {
         let status = StatusLine(camera: camera, window: window, controls: controls)
         let end = await withTaskGroup(of: End.self) { group in
             group.addTask {
-                for await frame in frames {
-                    window.show(frame)
-                    status.shown(frame.metadata)
+                do {
+                    for try await frame in frames {
+                        window.show(frame)
+                        status.shown(frame.metadata)
+                    }
+                } catch {
+                    return .failed(error)
                 }
                 return camera.currentState.error.map { .failed($0) } ?? .failed(CameraError.streamFailed("\(camera.device.id): the frame stream ended"))
             }

@@ -33,9 +33,13 @@ struct AnalysisTests {
         let other = camera.frames(policy: .block(capacity: 2))
         let counter = Task { () -> [UInt64] in
             var seen: [UInt64] = []
-            for await f in other {
-                seen.append(f.sequence)
-                if seen.count >= 48 { break }
+            do {
+                for try await f in other {
+                    seen.append(f.sequence)
+                    if seen.count >= 48 { break }
+                }
+            } catch {
+                Issue.record("the session failed: \(error)")
             }
             return seen
         }

@@ -39,7 +39,7 @@ enum MediaDocSnippets {
         }
 
         let scanner = BarcodeScanner(formats: [.qrCode, .ean13, .code128])
-        for await frame in camera.frames() {
+        for try await frame in camera.frames() {
             codes = try scanner.scan(frame)  // value, format, bounds in pixels and in the view
             break
         }

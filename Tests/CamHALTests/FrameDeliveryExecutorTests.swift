@@ -26,9 +26,13 @@ struct FrameDeliveryExecutorTests {
             await within(20) {
                 await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> [(UInt64, ObjectIdentifier, Bool)] in
                     var seen: [(UInt64, ObjectIdentifier, Bool)] = []
-                    for await frame in stream {
-                        seen.append((frame.sequence, Self.threadID(), FrameHandOff.isInProgress))
-                        if seen.count == 10 { break }
+                    do {
+                        for try await frame in stream {
+                            seen.append((frame.sequence, Self.threadID(), FrameHandOff.isInProgress))
+                            if seen.count == 10 { break }
+                        }
+                    } catch {
+                        Issue.record("the session failed: \(error)")
                     }
                     return seen
                 }
@@ -56,7 +60,11 @@ struct FrameDeliveryExecutorTests {
         camera.start()
         let after = Task {
             await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { () -> ObjectIdentifier in
-                for await _ in stream {}
+                do {
+                    for try await _ in stream {}
+                } catch {
+                    Issue.record("the session failed: \(error)")
+                }
                 return Self.threadID()
             }
         }

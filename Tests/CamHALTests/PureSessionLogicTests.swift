@@ -38,16 +38,15 @@ struct PureSessionLogicTests {
     // R5: gaps counted, a report at most once per interval with the count since the last one.
     @Test func timelineCountsGapsAndRateLimitsReports() {
         var t = FrameTimeline()
-        let t0 = Date(timeIntervalSince1970: 1000)
-        let r3 = t.frame(sequence: 1, after: nil, timestamp: 10, interval: 0.1, now: t0).report
+        let r3 = t.frame(sequence: 1, after: nil, timestamp: 10, interval: 0.1, monotonic: 1000).report
         #expect(r3 == 0)
-        let r4 = t.frame(sequence: 5, after: 1, timestamp: 10.4, interval: 0.1, now: t0).report
+        let r4 = t.frame(sequence: 5, after: 1, timestamp: 10.4, interval: 0.1, monotonic: 1000).report
         #expect(r4 == 3)
-        let r5 = t.frame(sequence: 8, after: 5, timestamp: 10.7, interval: 0.1, now: t0.addingTimeInterval(0.5)).report
+        let r5 = t.frame(sequence: 8, after: 5, timestamp: 10.7, interval: 0.1, monotonic: 1000.5).report
         #expect(r5 == 0)
         t.backpressureDropped(4, warn: false)
         t.backpressureDropped(1, warn: true)
-        let later = t.frame(sequence: 9, after: 8, timestamp: 10.8, interval: 0.1, now: t0.addingTimeInterval(1.01))
+        let later = t.frame(sequence: 9, after: 8, timestamp: 10.8, interval: 0.1, monotonic: 1001.01)
         #expect(later.report == 3)  // 2 from the second gap, 1 from the blocking stream
         #expect(t.droppedByDriver == 5 && t.droppedByBackpressure == 5 && t.unreported == 0)
     }
@@ -57,12 +56,11 @@ struct PureSessionLogicTests {
     // Would catch: an error-flagged buffer counted as a driver gap, or counted twice.
     @Test func timelineCountsDiscardedFramesByCauseOnce() {
         var t = FrameTimeline()
-        let now = Date()
-        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, now: now, monotonic: 1)
+        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, monotonic: 1)
         var last = t.discarded(.errorFlagged, sequence: 2, after: 1)
         #expect(last == 2)
         last = t.discarded(.brokenPayload, sequence: 4, after: last)  // 3 is a real gap
-        _ = t.frame(sequence: 5, after: last, timestamp: 1.4, interval: 0.1, now: now, monotonic: 1.4)
+        _ = t.frame(sequence: 5, after: last, timestamp: 1.4, interval: 0.1, monotonic: 1.4)
         let s = t.statistics
         #expect(s.framesDelivered == 2 && s.droppedAsErrored == 1 && s.droppedAsBroken == 1 && s.droppedByDriver == 1, "\(s)")
         #expect(s.dropped == 3)
@@ -73,12 +71,11 @@ struct PureSessionLogicTests {
     // Would catch: an interruption with no length after frames resumed, or one counted twice.
     @Test func timelineRecordsInterruptionsOnTheMonotonicClock() {
         var t = FrameTimeline()
-        let now = Date()
-        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, now: now, monotonic: 100)
+        _ = t.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, monotonic: 100)
         t.interrupted(monotonic: 102)
         t.interrupted(monotonic: 103)
         #expect(t.statistics.interruptions == [Camera.Interruption(start: 100, length: nil)])
-        _ = t.frame(sequence: 1, after: nil, timestamp: 5, interval: 0.1, now: now, monotonic: 103.5)  // after a rebind
+        _ = t.frame(sequence: 1, after: nil, timestamp: 5, interval: 0.1, monotonic: 103.5)  // after a rebind
         #expect(t.statistics.interruptions == [Camera.Interruption(start: 100, length: .milliseconds(3500))])
         t.interrupted(monotonic: 110)
         #expect(t.statistics.interruptions.count == 2 && t.statistics.interruptions[1].start == 103.5)
@@ -88,18 +85,17 @@ struct PureSessionLogicTests {
     // driver's clock does; the first binding frame never needs smoothing.
     @Test func timelineKeepsTimestampsMonotonicAcrossAWrap() {
         var t = FrameTimeline()
-        let now = Date()
-        let r6 = t.frame(sequence: 1, after: nil, timestamp: 100, interval: 0.5, now: now).timestamp
+        let r6 = t.frame(sequence: 1, after: nil, timestamp: 100, interval: 0.5, monotonic: 0).timestamp
         #expect(r6 == 100)
-        let r7 = t.frame(sequence: 2, after: 1, timestamp: 100.5, interval: 0.5, now: now).timestamp
+        let r7 = t.frame(sequence: 2, after: 1, timestamp: 100.5, interval: 0.5, monotonic: 0).timestamp
         #expect(r7 == 100.5)
-        let r8 = t.frame(sequence: 3, after: 2, timestamp: 0.25, interval: 0.5, now: now).timestamp  // wrapped
+        let r8 = t.frame(sequence: 3, after: 2, timestamp: 0.25, interval: 0.5, monotonic: 0).timestamp  // wrapped
         #expect(r8 == 101)
-        let r9 = t.frame(sequence: 4, after: 3, timestamp: 0.75, interval: 0.5, now: now).timestamp
+        let r9 = t.frame(sequence: 4, after: 3, timestamp: 0.75, interval: 0.5, monotonic: 0).timestamp
         #expect(r9 == 101.5)
-        let r10 = t.frame(sequence: 5, after: 4, timestamp: 0.75, interval: 0.5, now: now).timestamp  // repeated
+        let r10 = t.frame(sequence: 5, after: 4, timestamp: 0.75, interval: 0.5, monotonic: 0).timestamp  // repeated
         #expect(r10 == 102)
-        let r11 = t.frame(sequence: 1, after: nil, timestamp: 1.75, interval: 0.5, now: now).timestamp  // a rebind
+        let r11 = t.frame(sequence: 1, after: nil, timestamp: 1.75, interval: 0.5, monotonic: 0).timestamp  // a rebind
         #expect(r11 == 103)  // the driver clock went on 1 s; the offset stays
     }
 }

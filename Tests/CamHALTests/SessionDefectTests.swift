@@ -139,17 +139,25 @@ struct SessionDefectTests {
         let a = cam.frames(), b = cam.frames(policy: .block(capacity: 2))
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        // The loops an app writes: `for try await`, which a failing session ends by throwing its
+        // typed error (a stop ends them normally). Fails if the loop ended without the error
+        // (the reason only in `endReason`, where an inline loop cannot see it) or hung.
         let loops = [a, b].map { stream in
-            Task { () -> Int in
+            Task { () -> (frames: Int, thrown: CameraError?) in
                 var n = 0
-                for await _ in stream { n += 1 }
-                return n
+                do throws(CameraError) {
+                    for try await _ in stream { n += 1 }
+                } catch {
+                    return (n, error)
+                }
+                return (n, nil)
             }
         }
         backend.inject(.disconnect, deviceID: "virtual-back")
         for loop in loops {
             let ended = await within(5) { await loop.value }
             #expect(ended != nil, "a frame loop did not end after the disconnect")
+            #expect(ended?.thrown == .disconnected(device: "virtual-back"), "\(String(describing: ended))")
         }
         #expect(a.endReason == .disconnected(device: "virtual-back"))
         #expect(b.endReason == .disconnected(device: "virtual-back"))
@@ -166,11 +174,15 @@ struct SessionDefectTests {
         backend.inject(.busy, deviceID: "virtual-back")
         let stream = cam.frames()
         cam.start()
-        let ended = await within(5) { () -> Bool in
-            for await _ in stream {}
-            return true
+        let ended = await within(5) { () -> CameraError? in
+            do throws(CameraError) {
+                for try await _ in stream {}
+            } catch {
+                return error
+            }
+            return nil
         }
-        #expect(ended == true)
+        guard case .busy?? = ended else { Issue.record("the loop ended with \(String(describing: ended))"); return }
         guard case .busy? = stream.endReason else { Issue.record("end reason \(String(describing: stream.endReason))"); return }
         await cam.stop()
     }
@@ -187,7 +199,7 @@ struct SessionDefectTests {
                     group.addTask {
                         var it = stream.makeAsyncIterator()
                         var n = 0
-                        while n < 3, await it.next() != nil { n += 1 }
+                        while n < 3, (try? await it.next()) != nil { n += 1 }
                         return n
                     }
                 }

@@ -27,7 +27,7 @@ enum DocSnippets {
         for await state in camera.stateUpdates() {           // the current snapshot, then one per transition
             if state.isPreviewActive { break }               // first frame arrived
         }
-        for await frame in camera.frames(policy: .keepOnlyLatest) {   // zero-copy frames; ends on stop or failure
+        for try await frame in camera.frames(policy: .keepOnlyLatest) {   // zero-copy; ends on stop, throws the failure
             // frame.planes, frame.visibleRect (the zoom crop), frame.metadata (lens, zoom, crops, torch...)
             break
         }

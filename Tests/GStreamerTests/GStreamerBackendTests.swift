@@ -35,9 +35,13 @@ func collect(_ stream: FrameStream, timeout: Double = 10, until stop: @escaping 
     await withTaskGroup(of: [Sample].self) { group in
         group.addTask {
             var out: [Sample] = []
-            for await f in stream {
-                out.append(sample(f))
-                if stop(out) { break }
+            do {
+                for try await f in stream {
+                    out.append(sample(f))
+                    if stop(out) { break }
+                }
+            } catch {
+                Issue.record("the session failed: \(error)")
             }
             return out
         }

@@ -279,7 +279,7 @@ struct LibCameraTests {
         let stream = camera.frames()
         camera.start()
         var first: Frame?
-        for await f in stream {
+        for try await f in stream {
             first = f
             break
         }
