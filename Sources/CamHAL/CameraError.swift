@@ -28,6 +28,10 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
     case lensNotPinnable(lensID: String)
     /// An operation did not finish in time.
     case timeout(String)
+    /// The device refused to start `requested` for lack of bus bandwidth (a USB camera whose bus
+    /// has no isochronous bandwidth left, usually taken by other cameras on it: STREAMON's
+    /// ENOSPC). `alternatives` are formats the device offers that need less (`Bandwidth`).
+    case insufficientBandwidth(device: String, requested: StreamFormat, alternatives: [StreamFormat])
 
     /// A short stable code, for logs and JSON.
     public var code: String {
@@ -44,6 +48,7 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
         case .backendUnavailable: return "backendUnavailable"
         case .lensNotPinnable: return "lensNotPinnable"
         case .timeout: return "timeout"
+        case .insufficientBandwidth: return "insufficientBandwidth"
         }
     }
 
@@ -73,6 +78,12 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
             return "lens '\(id)' is not pinnable"
         case .timeout(let what):
             return "timed out: \(what)"
+        case .insufficientBandwidth(let device, let requested, let alternatives):
+            let fit = alternatives.isEmpty
+                ? "the device offers no format needing less; stop another camera on the same USB bus or move this one to another bus"
+                : "try " + alternatives.map(\.description).joined(separator: ", or ")
+                    + " (or stop another camera on the same USB bus)"
+            return "device \(device) cannot stream \(requested): not enough USB bandwidth left on its bus; \(fit)"
         }
     }
 }
