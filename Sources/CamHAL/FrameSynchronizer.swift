@@ -35,6 +35,7 @@ public struct FrameSynchronizer<Item: Sendable>: Sendable {
     /// Frames a stream may have waiting for the others before its oldest is dropped.
     public let maximumBacklog: Int
     private var queues: [[(item: Item, time: Double)]]
+    /// Sets yielded and frames received and left unpaired so far, per stream.
     public private(set) var statistics: Statistics
 
     /// A synchroniser for `streams` streams (at least 1); `tolerance` is clamped to zero or more.
