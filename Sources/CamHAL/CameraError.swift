@@ -35,6 +35,10 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
     /// open, only test sources). Test sources (the virtual camera, `videotestsrc`) are never the
     /// default: open one by name or list its backend in `CAMHAL_BACKENDS`.
     case noCamera(lookedAt: [String])
+    /// The device refused to start `requested` for lack of bus bandwidth (a USB camera whose bus
+    /// has no isochronous bandwidth left, usually taken by other cameras on it: STREAMON's
+    /// ENOSPC). `alternatives` are formats the device offers that need less (`Bandwidth`).
+    case insufficientBandwidth(device: String, requested: StreamFormat, alternatives: [StreamFormat])
 
     /// A short stable code, for logs and JSON.
     public var code: String {
@@ -52,6 +56,7 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
         case .lensNotPinnable: return "lensNotPinnable"
         case .timeout: return "timeout"
         case .noCamera: return "noCamera"
+        case .insufficientBandwidth: return "insufficientBandwidth"
         }
     }
 
@@ -84,6 +89,12 @@ public enum CameraError: Error, Sendable, Hashable, Codable, CustomStringConvert
         case .noCamera(let lookedAt):
             return "no camera found" + (lookedAt.isEmpty ? " (no backend registered)" : "; looked at " + lookedAt.joined(separator: "; "))
                 + ". Test sources open only by name (open(backend: \"virtual\"), CAMHAL_BACKENDS=virtual)"
+        case .insufficientBandwidth(let device, let requested, let alternatives):
+            let fit = alternatives.isEmpty
+                ? "the device offers no format needing less; stop another camera on the same USB bus or move this one to another bus"
+                : "try " + alternatives.map(\.description).joined(separator: ", or ")
+                    + " (or stop another camera on the same USB bus)"
+            return "device \(device) cannot stream \(requested): not enough USB bandwidth left on its bus; \(fit)"
         }
     }
 }

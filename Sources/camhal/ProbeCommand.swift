@@ -47,12 +47,18 @@ enum ProbeCommand {
             var antiFlickerModes: [AntiFlickerMode]? = nil
             /// Metering regions (A1); absent when the device meters the whole frame only.
             var metering: MeteringCapabilities? = nil
+            /// Processes that have the device node open (as `fuser`); absent without a node.
+            var holders: DeviceHolders? = nil
+            /// The USB bus and port of a USB camera.
+            var usb: ProbeUSB.Port? = nil
         }
         struct FormatEntry: Codable {
             var pixelFormat: String
             var width: Int
             var height: Int
             var frameRates: [Double]
+            /// Bytes per second on the bus at each rate (uncompressed formats only).
+            var bytesPerSecond: [Double]? = nil
         }
         var backends: [BackendEntry]
     }
@@ -115,9 +121,16 @@ enum ProbeCommand {
             zoomRange: [range.lowerBound, range.upperBound], zoomStops: caps.zoomStops(for: d.facing),
             zoomMethod: d.zoomMethod, hasTorch: d.hasTorch, supportsFocusPoint: d.supportsFocusPoint,
             focusModes: caps.focusModes(for: d.facing),
-            formats: d.formats.map { .init(pixelFormat: $0.pixelFormat.fourCC, width: $0.size.width, height: $0.size.height, frameRates: $0.frameRates) },
+            formats: d.formats.map { f in
+                let estimates = f.frameRates.compactMap { Bandwidth.bytesPerSecond(f.pixelFormat, size: f.size, frameRate: $0) }
+                return .init(
+                    pixelFormat: f.pixelFormat.fourCC, width: f.size.width, height: f.size.height, frameRates: f.frameRates,
+                    bytesPerSecond: estimates.isEmpty ? nil : estimates)
+            },
             details: d.details, exposure: d.exposure, whiteBalance: d.whiteBalance, antiFlickerModes: d.antiFlickerModes,
-            metering: d.metering)
+            metering: d.metering,
+            holders: ProbeUSB.node(d.details).map { DeviceHolders.scan(path: $0) },
+            usb: ProbeUSB.node(d.details).flatMap { ProbeUSB.port(node: $0) })
     }
 
     /// One line for exposure, white balance, anti-flicker and metering, in real units (E1, W1, N1, A1).
@@ -150,6 +163,8 @@ enum ProbeCommand {
             for d in b.devices {
                 print("  device \(d.id)  '\(d.name)'  facing \(d.facing)")
                 for (k, v) in d.details.sorted(by: { $0.key < $1.key }) { print("    \(k): \(v)") }
+                if let holders = d.holders { print("    \(holders)") }
+                if let usb = d.usb { print("    \(usb.description)") }
                 print("    zoom \(ZoomMath.format(d.zoomRange[0]))x...\(ZoomMath.format(d.zoomRange[1]))x by \(d.zoomMethod); stops \(d.zoomStops.map { ZoomMath.format($0) }.joined(separator: ", "))")
                 print("    torch \(d.hasTorch ? "yes" : "no"); focus point \(d.supportsFocusPoint ? "yes" : "no"); focus modes \(d.focusModes.isEmpty ? "none (fixed focus)" : d.focusModes.map(\.rawValue).joined(separator: ", "))")
                 print("    " + imageControlsLine(d))
@@ -171,6 +186,16 @@ enum ProbeCommand {
                     for (row, start) in stride(from: 0, to: sizes.count, by: 6).enumerated() {
                         let label = row == 0 ? pf : ""
                         print("      \(label.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes[start..<min(start + 6, sizes.count)].joined(separator: " "))")
+                    }
+                }
+                let bandwidth = d.formats.compactMap { f -> String? in
+                    guard let b = f.bytesPerSecond?.first, let rate = f.frameRates.first else { return nil }
+                    return "\(f.pixelFormat) \(f.width)x\(f.height)@\(ZoomMath.format(rate)) \(ZoomMath.format((b / 1e5).rounded() / 10)) MB/s"
+                }
+                if !bandwidth.isEmpty {
+                    print("    bus bandwidth, uncompressed (bytes/frame x fps, at each size's fastest rate):")
+                    for start in stride(from: 0, to: bandwidth.count, by: 4) {
+                        print("      " + bandwidth[start..<min(start + 4, bandwidth.count)].joined(separator: "; "))
                     }
                 }
                 if !d.controls.isEmpty {

@@ -24,11 +24,20 @@ package struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The typed CamHAL error for this errno on `device` (S7, R4): EACCES/EPERM → permission
     /// denied with the remedy, EBUSY → busy, ENODEV/EIO/ENXIO → disconnected, anything else →
-    /// `fallback` (configuration or stream failure) naming the call.
-    public func cameraError(device: String, fallback: (String) -> CameraError = CameraError.configurationFailed) -> CameraError {
+    /// `fallback` (configuration or stream failure) naming the call. With `node`, a busy error
+    /// names the processes holding it (`DeviceHolders`), leaving out `descriptor`, the caller's
+    /// own descriptor of the node.
+    public func cameraError(
+        device: String, node: String? = nil, descriptor: Int32? = nil,
+        fallback: (String) -> CameraError = CameraError.configurationFailed
+    ) -> CameraError {
         switch code {
         case EACCES, EPERM: return .permissionDenied(device: device, remedy: Self.permissionRemedy)
-        case EBUSY: return .busy(device: device, detail: "\(operation): device or resource busy (another process is streaming it)")
+        case EBUSY:
+            guard let node else {
+                return .busy(device: device, detail: "\(operation): device or resource busy (another process is streaming it)")
+            }
+            return .busy(device: device, detail: "\(operation): device or resource busy; \(DeviceHolders.scan(path: node, ignoring: descriptor))")
         case ENODEV, EIO, ENXIO, ENOENT: return .disconnected(device: device)
         default: return fallback("\(device): \(description)")
         }

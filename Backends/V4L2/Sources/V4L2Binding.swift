@@ -101,6 +101,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// The negotiated FourCC and field, for a refused STREAMON's message.
     private let fourCC: UInt32
     private let field: UInt32
+    /// Every format the device offers, for a bandwidth refusal's alternatives.
+    private let offeredFormats: [FormatDescription]
     /// Tells an unplug from other stream errors (uvcvideo's EINVAL, POLLERR).
     private let presence: NodePresence
     /// How ZOOM_ABSOLUTE values read back in control events map to zoom factors.
@@ -120,6 +122,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     ) {
         self.fourCC = fourCC
         self.field = field
+        self.offeredFormats = device.formats
         self.deviceID = device.id
         self.node = node
         self.core = core
@@ -151,7 +154,9 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// once); `startStreaming()` starts it.
     static func open(device: DeviceDescriptor, node: String, request: BindRequest, sink: DriverSink) throws(CameraError) -> V4L2Binding {
         let id = device.id
-        func mapped(_ e: V4L2Errno) -> CameraError { e.cameraError(device: "\(id) (\(node))") }
+        func mapped(_ e: V4L2Errno, _ own: DeviceFD? = nil) -> CameraError {
+            e.cameraError(device: "\(id) (\(node))", node: node, descriptor: own?.raw)
+        }
         let fd: DeviceFD
         do { fd = try DeviceFD(path: node) } catch { throw mapped(error) }
         // From here on `fd` closes when this function throws (DeviceFD.deinit).
@@ -159,7 +164,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             if let input = device.details[V4L2Discovery.Key.input].flatMap(UInt32.init) {
                 try V4L2Discovery.selectInput(fd, input)
             }
-        } catch { throw mapped(error) }
+        } catch { throw mapped(error, fd) }
         // The format: from the list when it is already there, else asked of the driver for the
         // one format the request picks (`quickChoice`, the same answer as the list), so the first
         // frame never waits for every size and rate to be enumerated. A media-controller
@@ -194,7 +199,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         do {
             try fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")
             try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(size))")
-        } catch { throw mapped(error) }
+        } catch { throw mapped(error, fd) }
         let pix = f.fmt.pix
 
         // Frame rate: the requested one if offered (closest), else the fastest.
@@ -231,8 +236,9 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 try fd.ioctl(UInt(CAMHAL_VIDIOC_QBUF), &b, "VIDIOC_QBUF(\(i))")
             }
         } catch {
+            let failure = mapped(error, fd)
             core.stop()
-            throw mapped(error)
+            throw failure
         }
 
         let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -259,11 +265,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         do {
             try core.fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
         } catch {
-            if error.code == EPIPE {
-                throw CameraError.configurationFailed(
-                    "\(deviceID) (\(node)): STREAMON refused (EPIPE): the media pipeline's formats do not match the capture format \(PixelFormat(rawValue: fourCC)) \(format.width)x\(format.height) field \(field)")
-            }
-            throw error.cameraError(device: "\(deviceID) (\(node))")
+            throw error.streamOnError(
+                device: deviceID, node: node, descriptor: core.fd.raw, requested: format, offered: offeredFormats, field: field)
         }
         core.markStreaming()
         started.set(true)
