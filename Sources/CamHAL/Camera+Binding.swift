@@ -18,6 +18,7 @@ extension Camera {
                 let fps = session.frameRate
                 gate.withLock {
                     $0.frameInterval = fps > 0 ? 1 / fps : 1.0 / 30
+                    $0.holeThreshold = session.frameTimeout
                     $0.accepting = true
                 }
             case .startStreaming(let generation): startStreaming(generation)
@@ -270,19 +271,21 @@ extension Camera {
             return handleEvent(.frameDiscarded(sequence: frame.sequence, reason: .brokenPayload), generation: generation)
         }
         let now = Seconds.coarseNow()
-        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect)? in
+        let routed = gate.withLock { g -> (settings: FrameSettings, notify: Bool, timestamp: Double, report: Int, visible: PixelRect,
+                                           hole: Interruption?)? in
             guard g.accepting, g.generation == generation else { return nil }
             g.lastFrameAt = now
             let notify = !g.firstSeen || g.interrupted
             g.firstSeen = true
             g.interrupted = false
             g.starved = false
-            let (t, report) = g.timeline.frame(
-                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now)
+            let (t, report, hole) = g.timeline.frame(
+                sequence: frame.sequence, after: g.lastSequence, timestamp: frame.timestamp, interval: g.frameInterval, now: now,
+                holeThreshold: g.holeThreshold)
             g.lastSequence = frame.sequence
             let settings = g.settings(for: frame)
             let visible = g.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
-            return (settings, notify, t, report, visible)
+            return (settings, notify, t, report, visible, hole)
         }
         guard let routed else { return }
         let s = routed.settings
@@ -298,6 +301,9 @@ extension Camera {
             isTorchEnabled: s.torch, generation: s.generation)
         if routed.notify {
             queue.async { [self] in frameArrived(generation: generation) }
+        }
+        if let hole = routed.hole {
+            queue.async { [self] in reportStall(hole, generation: generation) }
         }
         if routed.report > 0 {
             let n = routed.report
@@ -316,6 +322,14 @@ extension Camera {
     func reportDroppedFrames(_ count: Int, generation: UInt64) {
         guard generation == session.generation, session.status == .running else { return }
         live.warning = .framesDropped(count)
+        emit()
+    }
+
+    /// A stall seen in the frames' timestamps (the frame router already counted it as an
+    /// interruption): a warning on a running snapshot, as the watchdog's interruption would be.
+    func reportStall(_ hole: Interruption, generation: UInt64) {
+        guard generation == session.generation, session.status == .running, let length = hole.length else { return }
+        live.warning = .stalled(start: hole.start, length: length)
         emit()
     }
 

@@ -201,6 +201,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         /// The last driver sequence number of this binding, for gap counting (R5).
         var lastSequence: UInt64?
         var frameInterval: Double = 1.0 / 30
+        /// A hole in the frames' timestamps longer than this is an interruption (the watchdog's
+        /// frame time-out for the bound format).
+        var holeThreshold: Double = .infinity
         var timeline = FrameTimeline()
         /// The frame-path crop in pixels for the last frame-crop factor and frame size: settings
         /// change far less often than frames come, so it is computed once per change.

@@ -101,6 +101,11 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The device does not offer the frame rate the session's configuration asked for; it
     /// streams at `chosen` frames per second, the nearest it offers.
     case frameRateUnavailable(requested: Double, chosen: Double)
+    /// The device's frame timestamps show it sent no frame for `length` from `start` (seconds on
+    /// CLOCK_MONOTONIC, as `Camera.Interruption`): a stall the session saw only when frames
+    /// resumed, because frames from before it were still arriving (a reader slower than the
+    /// camera) and the stream never fell silent. It is in `Camera.FrameStatistics.interruptions`.
+    case stalled(start: Double, length: Duration)
 
     /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
@@ -114,6 +119,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .formatUnavailable: return "formatUnavailable"
         case .sizeUnavailable: return "sizeUnavailable"
         case .frameRateUnavailable: return "frameRateUnavailable"
+        case .stalled: return "stalled"
         }
     }
 
@@ -131,6 +137,10 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
             return "size \(requested) not offered by the device; streaming \(chosen), the nearest it offers"
         case .frameRateUnavailable(let requested, let chosen):
             return "frame rate \(ZoomMath.format(requested)) fps not offered by the device; streaming \(ZoomMath.format(chosen)) fps"
+        case .stalled(_, let length):
+            let c = length.components
+            let seconds = Double(c.seconds) + Double(c.attoseconds) / 1e18
+            return "the device sent no frame for \(ZoomMath.format(seconds)) s (a hole in its frame timestamps)"
         }
     }
 }
