@@ -59,11 +59,16 @@ struct FrameTimeline: Equatable {
         if previous != nil, !watchdogHoleOpen, let last = lastTimestamp, let arrival = previousArrival {
             let gap = t - last
             let unexplained = gap - Double(min(dropped, 1 << 40)) * interval
-            if gap > holeThreshold, unexplained > holeThreshold {
-                // The hole starts at the last frame's capture when the frames are stamped on
-                // CLOCK_MONOTONIC (V4L2, PipeWire: it is then a little before its arrival),
-                // else at its arrival.
-                let start = last <= arrival && arrival - last < 60 ? last : arrival
+            // The hole starts at the last frame's capture when the frames are stamped on
+            // CLOCK_MONOTONIC (V4L2, PipeWire: it is then a little before its arrival), else at
+            // its arrival.
+            let start = last <= arrival && arrival - last < 60 ? last : arrival
+            // A hole the watchdog already reported is not counted again: the frame that closed
+            // its interruption may have been stamped before the silence (uvcvideo stamps a
+            // frame at its first packet, and a stall can hold the rest), so the next frame
+            // shows the same hole in the timestamps.
+            let reported = interruptions.last.map { i in i.length.map { i.start + Self.seconds($0) >= start } ?? true } ?? false
+            if gap > holeThreshold, unexplained > holeThreshold, !reported {
                 let i = Camera.Interruption(start: start, length: .nanoseconds(Int64(min(gap, 1e9) * 1e9)))
                 interruptions.append(i)
                 hole = i
@@ -110,6 +115,10 @@ struct FrameTimeline: Equatable {
         if let i = interruptions.indices.last, interruptions[i].length == nil {
             interruptions[i].length = .nanoseconds(Int64(max(0, monotonic - interruptions[i].start) * 1e9))
         }
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// The public view of the counters.

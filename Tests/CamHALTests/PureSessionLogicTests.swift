@@ -111,6 +111,15 @@ struct PureSessionLogicTests {
         let resumed = t.frame(sequence: 95, after: 94, timestamp: 26.1, interval: 1.0 / 30, now: now, monotonic: 26.2, holeThreshold: 2)
         #expect(resumed.hole == nil && t.statistics.interruptions.count == 2)
         #expect(t.statistics.interruptions[1].start == 16.2 && t.statistics.interruptions[1].length != nil)
+        // A stall the watchdog reported, closed by a frame stamped before it (its first packet
+        // came before the stall): the next frame shows the same hole in its timestamp, which is
+        // not a second interruption.
+        var w = FrameTimeline()
+        _ = w.frame(sequence: 1, after: nil, timestamp: 5.0, interval: 1.0 / 30, now: now, monotonic: 5.01, holeThreshold: 2)
+        w.interrupted(monotonic: 7.1)
+        _ = w.frame(sequence: 2, after: 1, timestamp: 5.03, interval: 1.0 / 30, now: now, monotonic: 9.1, holeThreshold: 2)
+        let same = w.frame(sequence: 3, after: 2, timestamp: 9.1, interval: 1.0 / 30, now: now, monotonic: 9.15, holeThreshold: 2)
+        #expect(same.hole == nil && w.statistics.interruptions.count == 1, "\(w.statistics.interruptions)")
         // Frames not stamped on CLOCK_MONOTONIC (a pipeline's running time): the hole starts at
         // the last frame's arrival.
         var p = FrameTimeline()
