@@ -271,6 +271,9 @@ extension Camera {
                 run(actions)
             }
         }
+        if let hole = route.hole {
+            queue.async { [self] in reportStall(hole, generation: generation) }
+        }
         if route.report > 0 {
             let n = route.report
             queue.async { [self] in reportDroppedFrames(n, generation: generation) }
@@ -291,6 +294,14 @@ extension Camera {
     func reportDroppedFrames(_ count: Int, generation: UInt64) {
         guard core.withLock({ generation == $0.generation && $0.status == .running }) else { return }
         live.warning = .framesDropped(count)
+        emit()
+    }
+
+    /// A stall seen in the frames' timestamps (the frame router already counted it as an
+    /// interruption): a warning on a running snapshot, as the watchdog's interruption would be.
+    func reportStall(_ hole: Interruption, generation: UInt64) {
+        guard let length = hole.length, core.withLock({ $0.accepts(generation) && $0.status == .running }) else { return }
+        live.warning = .stalled(start: hole.start, length: length)
         emit()
     }
 

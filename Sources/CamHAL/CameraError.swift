@@ -135,6 +135,11 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
     /// A setter's value was stored but has no effect in the current mode (an exposure bias while
     /// exposure is manual); `reason` says which mode would apply it.
     case ignored(name: String, reason: String)
+    /// The device's frame timestamps show it sent no frame for `length` from `start` (seconds on
+    /// CLOCK_MONOTONIC, as `Camera.Interruption`): a stall the session saw only when frames
+    /// resumed, because frames from before it were still arriving (a reader slower than the
+    /// camera) and the stream never fell silent. It is in `Camera.FrameStatistics.interruptions`.
+    case stalled(start: Double, length: Duration)
 
     /// A stable name of the warning's case (`lensUnavailable`, `framesDropped`...) for logs and JSON.
     public var code: String {
@@ -150,6 +155,7 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
         case .frameRateUnavailable: return "frameRateUnavailable"
         case .clamped: return "clamped"
         case .ignored: return "ignored"
+        case .stalled: return "stalled"
         }
     }
 
@@ -171,6 +177,10 @@ public enum CameraWarning: Sendable, Hashable, Codable, CustomStringConvertible 
             return "\(name) \(requested) is outside the device's range; \(applied) applied"
         case .ignored(let name, let reason):
             return "\(name) has no effect now: \(reason)"
+        case .stalled(_, let length):
+            let c = length.components
+            let seconds = Double(c.seconds) + Double(c.attoseconds) / 1e18
+            return "the device sent no frame for \(ZoomMath.format(seconds)) s (a hole in its frame timestamps)"
         }
     }
 }

@@ -28,14 +28,25 @@ struct FrameTimeline: Equatable {
     /// One frame of the current binding. `previous` is the binding's last sequence number (nil
     /// for its first frame); `interval` the nominal frame interval. Returns the monotonic
     /// timestamp for the app and the number of drops to report now (0: nothing to report yet).
+    ///
+    /// `holeThreshold` is the session's interruption time-out: a frame whose timestamp is more
+    /// than that after the binding's previous frame, beyond what the frames the driver dropped
+    /// in between account for, ends a hole in the device's frames (a stall) and records it as an
+    /// interruption, returned in `hole`. The watchdog cannot see such a hole when the frames
+    /// behind it were still arriving from a backlog (a reader slower than the camera), so the
+    /// device's own clock is the judge; a hole the watchdog already opened is not counted twice.
     /// `monotonic` is the arrival time on the session's clock.
     mutating func frame(sequence: UInt64, after previous: UInt64?, timestamp: Double, interval: Double,
-                        monotonic: Double) -> (timestamp: Double, report: Int) {
+                        monotonic: Double, holeThreshold: Double = .infinity) -> (timestamp: Double, report: Int, hole: Camera.Interruption?) {
         delivered += 1
+        let previousArrival = lastArrival
+        let watchdogHoleOpen = interruptions.last.map { $0.length == nil } ?? false
         arrived(at: monotonic)
         // Sequence gaps are frames the driver dropped.
+        var dropped: UInt64 = 0
         if let last = previous, sequence > last + 1 {
-            let gap = Int(min(sequence - last - 1, UInt64(Int.max / 2)))
+            dropped = sequence - last - 1
+            let gap = Int(min(dropped, UInt64(Int.max / 2)))
             droppedByDriver += gap
             unreported += gap
         }
@@ -45,6 +56,25 @@ struct FrameTimeline: Equatable {
             offset = last + interval - timestamp
             t = last + interval
         }
+        var hole: Camera.Interruption?
+        if previous != nil, !watchdogHoleOpen, let last = lastTimestamp, let arrival = previousArrival {
+            let gap = t - last
+            let unexplained = gap - Double(min(dropped, 1 << 40)) * interval
+            // The hole starts at the last frame's capture when the frames are stamped on
+            // CLOCK_MONOTONIC (V4L2, PipeWire: it is then a little before its arrival), else at
+            // its arrival.
+            let start = last <= arrival && arrival - last < 60 ? last : arrival
+            // A hole the watchdog already reported is not counted again: the frame that closed
+            // its interruption may have been stamped before the silence (uvcvideo stamps a
+            // frame at its first packet, and a stall can hold the rest), so the next frame
+            // shows the same hole in the timestamps.
+            let reported = interruptions.last.map { i in i.length.map { i.start + Self.seconds($0) >= start } ?? true } ?? false
+            if gap > holeThreshold, unexplained > holeThreshold, !reported {
+                let i = Camera.Interruption(start: start, length: .nanoseconds(Int64(min(gap, 1e9) * 1e9)))
+                interruptions.append(i)
+                hole = i
+            }
+        }
         lastTimestamp = t
         // Drops become a warning at most once per report interval, with the count since the last.
         var report = 0
@@ -53,7 +83,7 @@ struct FrameTimeline: Equatable {
             unreported = 0
             lastReport = monotonic
         }
-        return (t, report)
+        return (t, report, hole)
     }
 
     /// A frame of sequence `sequence` was discarded for `reason`: counted under its cause, its
@@ -86,6 +116,10 @@ struct FrameTimeline: Equatable {
         if let i = interruptions.indices.last, interruptions[i].length == nil {
             interruptions[i].length = .nanoseconds(Int64(max(0, monotonic - interruptions[i].start) * 1e9))
         }
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// The public view of the counters.

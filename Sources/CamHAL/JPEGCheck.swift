@@ -53,6 +53,7 @@ package enum JPEGCheck {
 }
 
 extension PixelFormat {
-    /// MJPEG or JPEG: frames that are JPEG images.
-    package var isJPEGFamily: Bool { self == .mjpeg || self == .jpeg }
+    /// MJPEG or JPEG: frames that are whole JPEG images (decoded or passed through, not converted
+    /// pixel by pixel). H.264, also compressed, is not: see `isCompressed`.
+    public var isJPEGFamily: Bool { self == .mjpeg || self == .jpeg }
 }

@@ -68,6 +68,9 @@ struct SessionMachine: Sendable {
         var visible: PixelRect
         /// Drops to report now in a `framesDropped` warning (0: none).
         var report: Int
+        /// A stall seen in the device's frame timestamps, already counted as an interruption,
+        /// to announce in a `stalled` warning (nil: none).
+        var hole: Camera.Interruption?
         var streams: [FrameQueue]
         /// For the executor's queue: the first frame of a binding or after an interruption.
         var actions: [Action]
@@ -229,9 +232,12 @@ struct SessionMachine: Sendable {
         guard passes(generation) else { return nil }
         path.lastFrameAt = now
         path.starved = false
-        let (timestamp, report) = timeline.frame(
+        // A hole longer than the frame time-out in the device's own timestamps is a stall even when
+        // frames kept arriving from a backlog (a reader slower than the camera), which the
+        // watchdog, judging arrivals, cannot see.
+        let (timestamp, report, hole) = timeline.frame(
             sequence: frame.sequence, after: path.lastSequence, timestamp: frame.timestamp, interval: path.frameInterval,
-            monotonic: now)
+            monotonic: now, holeThreshold: frameTimeout)
         path.lastSequence = frame.sequence
         let settings = settings(for: frame)
         let visible = path.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
@@ -247,7 +253,7 @@ struct SessionMachine: Sendable {
             isPreviewActive = true
             actions.append(.emit(released: false))
         }
-        return Route(settings: settings, timestamp: timestamp, visible: visible, report: report, streams: streams, actions: actions)
+        return Route(settings: settings, timestamp: timestamp, visible: visible, report: report, hole: hole, streams: streams, actions: actions)
     }
 
     /// The settings a frame was taken with. A device that reports its crop on each frame

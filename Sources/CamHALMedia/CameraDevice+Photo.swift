@@ -119,7 +119,7 @@ public enum PhotoEncoder {
                           exifOrientation: orientation, quality: quality, passedThrough: passed, sourceFormat: frame.format)
         }
 
-        if (frame.format == .mjpeg || frame.format == .jpeg), whole, !scaled, !mirrored, let plane = frame.planes.first {
+        if frame.format.isJPEGFamily, whole, !scaled, !mirrored, let plane = frame.planes.first {
             // Pass-through: the camera's JPEG, with the standard Huffman tables if it lacks them, plus EXIF.
             // Only a whole one: a frame cut short would be written as a file no viewer opens.
             if let problem = JPEGCheck.problem(in: plane.bytes, width: frame.width, height: frame.height) {

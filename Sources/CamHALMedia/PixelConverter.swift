@@ -181,7 +181,7 @@ public enum PixelConverter {
                             scratch: ((Int, Int) -> I420Image)? = nil)
         throws(CameraError) -> I420Image
     {
-        if frame.format == .mjpeg || frame.format == .jpeg {
+        if frame.format.isJPEGFamily {
             let decoded = try JPEGCodec.shared.decodeBGRA(frame)
             let f = decoded.asFrame(sequence: frame.sequence, timestamp: frame.timestamp)
             return try i420(f, rect: rect ?? frame.visibleRect, size: size, mirror: mirror)
@@ -249,7 +249,7 @@ public enum PixelConverter {
     /// Like `rgba(_:rect:)`, into an image the caller reuses (an RGBA image of the rect's size):
     /// no allocation per frame.
     public static func rgba(_ frame: Frame, rect: PixelRect? = nil, into out: PackedImage) throws(CameraError) {
-        if frame.format == .mjpeg || frame.format == .jpeg {
+        if frame.format.isJPEGFamily {
             let whole = PixelRect(x: 0, y: 0, width: frame.width, height: frame.height)
             if (rect ?? frame.visibleRect) == whole, out.format == .rgba, out.width == frame.width, out.height == frame.height {
                 // The whole frame: TurboJPEG decodes straight into `out`.
@@ -315,7 +315,7 @@ public enum PixelConverter {
 
     /// The luma (Y) of `rect` of `frame` as a tightly packed 8-bit gray image (for scanners).
     public static func luma(_ frame: Frame, rect: PixelRect? = nil) throws(CameraError) -> PackedImage {
-        if frame.format == .mjpeg || frame.format == .jpeg {
+        if frame.format.isJPEGFamily {
             let decoded = try JPEGCodec.shared.decodeBGRA(frame)
             return try luma(decoded.asFrame(), rect: rect ?? frame.visibleRect)
         }

@@ -117,7 +117,7 @@ enum MediaSupport {
 
     static func isConvertible(_ format: PixelFormat) -> Bool {
         // JPEG and MJPEG frames are decoded (or passed through), not converted.
-        format == .mjpeg || format == .jpeg || PixelConverter.convertibleFormats.contains(format)
+        format.isJPEGFamily || PixelConverter.convertibleFormats.contains(format)
     }
 
     static func parseMirror(_ s: String?) throws -> PhotoSettings.Mirror {

@@ -43,10 +43,18 @@ final class SessionReport: Sendable {
         // A snapshot keeps a binding's warning (a format fallback) until the next binding: print
         // a warning when it first appears, not on every snapshot that still carries it.
         if let w = s.warning, w != previous?.warning {
-            printError("camhal \(verb): warning: \(w)")
             switch w {
-            case .framesDropped, .streamError: fault("\(w)")
-            default: break
+            case .stalled(let start, let length):
+                // An interruption seen only when frames resumed (the frames before it were still
+                // arriving): reported as one, with its place in the device's time.
+                printError("camhal \(verb): interrupted: a \(Self.seconds(length)) hole from \(time(start)) "
+                    + "(seen in the device's frame timestamps; earlier frames were still arriving)")
+                fault("an interruption at \(time(start))")
+            case .framesDropped, .streamError:
+                printError("camhal \(verb): warning: \(w)")
+                fault("\(w)")
+            default:
+                printError("camhal \(verb): warning: \(w)")
             }
         }
         if s.status == .interrupted, !holeOpen {

@@ -81,6 +81,53 @@ struct PureSessionLogicTests {
         #expect(t.statistics.interruptions.count == 2 && t.statistics.interruptions[1].start == 103.5)
     }
 
+    // S8, R5: a stall seen only in the device's timestamps (the frames before it were still
+    // arriving from a backlog, so the stream never fell silent and the watchdog never fired) is an
+    // interruption from the last frame's capture, as long as the hole; frames the driver dropped
+    // explain their own time, and a hole the watchdog already opened is not counted twice.
+    // Would catch: a recorder far behind the camera hiding a webcam stall (the frames' arrival
+    // is all the session judged), or a burst of driver drops reported as a stall.
+    @Test func timelineSeesAStallInTheDeviceTimestampsBehindABacklog() {
+        var t = FrameTimeline()
+        // 30 fps, threshold 2 s; each frame arrives 2.5 s after its capture (a backlog).
+        _ = t.frame(sequence: 1, after: nil, timestamp: 10, interval: 1.0 / 30, monotonic: 12.5, holeThreshold: 2)
+        let normal = t.frame(sequence: 2, after: 1, timestamp: 10.033, interval: 1.0 / 30, monotonic: 12.6, holeThreshold: 2)
+        #expect(normal.hole == nil)
+        // 90 frames dropped by the driver over 3 s: drops, no stall.
+        let drops = t.frame(sequence: 93, after: 2, timestamp: 13.1, interval: 1.0 / 30, monotonic: 15.6, holeThreshold: 2)
+        #expect(drops.hole == nil && t.droppedByDriver == 90)
+        // The device sent nothing for 3 s; its last frame before the stall arrived 2.5 s late, so
+        // the next one arrives only 0.6 s after it: the stream never fell silent for 2 s.
+        let stalled = t.frame(sequence: 94, after: 93, timestamp: 16.1, interval: 1.0 / 30, monotonic: 16.2, holeThreshold: 2)
+        let seconds = stalled.hole?.length.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        #expect(stalled.hole?.start == 13.1 && abs((seconds ?? 0) - 3) < 0.001, "\(String(describing: stalled.hole))")
+        #expect(t.statistics.interruptions.count == 1 && t.statistics.interruptions[0] == stalled.hole)
+        // The watchdog saw the next one: its frame closes that one and opens none of its own.
+        t.interrupted(monotonic: 18.5)
+        let resumed = t.frame(sequence: 95, after: 94, timestamp: 26.1, interval: 1.0 / 30, monotonic: 26.2, holeThreshold: 2)
+        #expect(resumed.hole == nil && t.statistics.interruptions.count == 2)
+        #expect(t.statistics.interruptions[1].start == 16.2 && t.statistics.interruptions[1].length != nil)
+        // A stall the watchdog reported, closed by a frame stamped before it (its first packet
+        // came before the stall): the next frame shows the same hole in its timestamp, which is
+        // not a second interruption.
+        var w = FrameTimeline()
+        _ = w.frame(sequence: 1, after: nil, timestamp: 5.0, interval: 1.0 / 30, monotonic: 5.01, holeThreshold: 2)
+        w.interrupted(monotonic: 7.1)
+        _ = w.frame(sequence: 2, after: 1, timestamp: 5.03, interval: 1.0 / 30, monotonic: 9.1, holeThreshold: 2)
+        let same = w.frame(sequence: 3, after: 2, timestamp: 9.1, interval: 1.0 / 30, monotonic: 9.15, holeThreshold: 2)
+        #expect(same.hole == nil && w.statistics.interruptions.count == 1, "\(w.statistics.interruptions)")
+        // Frames not stamped on CLOCK_MONOTONIC (a pipeline's running time): the hole starts at
+        // the last frame's arrival.
+        var p = FrameTimeline()
+        _ = p.frame(sequence: 1, after: nil, timestamp: 0.5, interval: 0.1, monotonic: 500, holeThreshold: 2)
+        let q = p.frame(sequence: 2, after: 1, timestamp: 3.5, interval: 0.1, monotonic: 503, holeThreshold: 2)
+        #expect(q.hole?.start == 500)
+        // Without a threshold (the default) nothing is judged.
+        var d = FrameTimeline()
+        _ = d.frame(sequence: 1, after: nil, timestamp: 1, interval: 0.1, monotonic: 1)
+        #expect(d.frame(sequence: 2, after: 1, timestamp: 9, interval: 0.1, monotonic: 9).hole == nil)
+    }
+
     // R5: a timestamp wrap continues one interval after the last timestamp, then advances as the
     // driver's clock does; the first binding frame never needs smoothing.
     @Test func timelineKeepsTimestampsMonotonicAcrossAWrap() {

@@ -1,6 +1,7 @@
 #if LibCamera
 import CamHAL
 import CamHALLibcameraShim
+import CamHALV4L2
 import Foundation
 
 /// A libcamera camera's raw controls (X1–X7): its ControlInfoMap, listed without acquiring it.
@@ -16,11 +17,27 @@ final class LibCameraControlDriver: DeviceControlDriver {
     let infos: [LibCameraControlInfo]
     /// CamHAL setters driving mapped controls (X6), by libcamera name.
     let owners: [String: String]
+    /// The capture node when the camera is a UVC webcam (libcamera's uvcvideo handler).
+    let uvcNode: String?
 
-    init(cameraID: String, infos: [LibCameraControlInfo], owners: [String: String]) {
+    init(cameraID: String, infos: [LibCameraControlInfo], owners: [String: String], uvcNode: String? = nil) {
         self.cameraID = cameraID
         self.infos = infos
         self.owners = owners
+        self.uvcNode = uvcNode
+    }
+
+    /// Why a raw write of `info` could never reach the device now, or nil. libcamera's uvcvideo
+    /// handler writes ExposureTime to exposure_time_absolute, which uvcvideo takes only while
+    /// auto_exposure is Manual (uvc_ctrl_is_accessible: EACCES otherwise). Stored anyway, the
+    /// value rode on the first request of every later session, which the pipeline refused
+    /// ("Unable to set controls: Permission denied" at each start).
+    private func inactiveReason(_ info: LibCameraControlInfo) -> String? {
+        guard info.name == "ExposureTime", owners[info.name] == nil, let node = uvcNode,
+              let mode = UVCNode.autoExposure(node: node), mode != 1 else { return nil }
+        let names = [0: "Auto", 2: "Shutter Priority", 3: "Aperture Priority"]
+        return "inactive: uvcvideo takes it only while auto_exposure is Manual (1), and \(node) is in "
+            + "\(names[Int(mode)] ?? "mode") (\(mode)), which libcamera cannot change on this camera"
     }
 
     var reportsExternalChanges: Bool { false }
@@ -32,10 +49,15 @@ final class LibCameraControlDriver: DeviceControlDriver {
     }
 
     private func describe(_ info: LibCameraControlInfo) -> DeviceControl {
-        LibCameraControlMapping.descriptor(info, value: LibCameraManager.controlValue(cameraID: cameraID, id: info.id), owner: owners[info.name])
+        var c = LibCameraControlMapping.descriptor(info, value: LibCameraManager.controlValue(cameraID: cameraID, id: info.id), owner: owners[info.name])
+        if inactiveReason(info) != nil { c.flags.insert(.inactive) }
+        return c
     }
 
     func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue {
+        if let info = infos.first(where: { $0.id == control.id }), let reason = inactiveReason(info) {
+            throw CameraError.invalidArgument(name: control.name, value: value.description, reason: reason)
+        }
         guard let numbers = LibCameraControlMapping.numbers(value),
               camhal_lc_store_control(cameraID, control.id, numbers, UInt32(numbers.count)) == 0
         else {
@@ -90,7 +112,8 @@ extension LibCameraBackend: DeviceControlBackend {
         let owners = LibCameraControlMapping.owners(
             info.controls, exposure: info.exposureCapabilities,
             whiteBalance: LibCameraControlMapping.whiteBalanceCapabilities(info.controls))
-        return LibCameraControlDriver(cameraID: info.id, infos: info.controls, owners: owners)
+        return LibCameraControlDriver(
+            cameraID: info.id, infos: info.controls, owners: owners, uvcNode: UVCNode.captureNode(libcameraID: info.id))
     }
 }
 #endif

@@ -39,4 +39,11 @@ package enum UVCNode {
         guard fd.queryControl(V4L2ImageControls.exposureAutoID) != nil else { return nil }
         return V4L2ImageControls.menuEntries(fd, V4L2ImageControls.exposureAutoID, 0...3)
     }
+
+    /// The current `auto_exposure` value (V4L2_EXPOSURE_*) of `node`; nil when it cannot be read.
+    package static func autoExposure(node: String) -> Int32? {
+        guard let fd = try? DeviceFD(path: node) else { return nil }
+        defer { fd.close() }
+        return try? fd.getControl(V4L2ImageControls.exposureAutoID)
+    }
 }
