@@ -21,21 +21,22 @@ extension CameraDevice {
         let stream = frames(policy: .keepOnlyLatest)
         defer { stream.cancel() }
         try await requireStarted(for: "capturePhoto")
-        let deadline = Date(timeIntervalSinceNow: min(max(0.001, settings.timeout), 1e9))
+        // Spans on the monotonic clock: a wall-clock step must not shorten or stretch the wait.
+        let deadline = Seconds.monotonicCoarse() + min(max(0.001, Seconds.of(settings.timeout)), 1e9)
         var skipped = 0
         var reasons: [String] = []
         while true {
-            let left = max(0.001, deadline.timeIntervalSinceNow)
-            guard let frame = await stream.next(timeout: left) else {
+            let left = max(0.001, deadline - Seconds.monotonicCoarse())
+            guard let frame = await stream.next(timeout: .seconds(left)) else {
                 if let reason = stream.endReason { throw reason }
                 if stream.isFinished || Task.isCancelled {
                     throw CameraError.streamFailed("camera \(mediaName) stopped before a frame arrived for capturePhoto")
                 }
-                throw CameraError.timeout("no frame from \(mediaName) within \(settings.timeout) s for capturePhoto (status \(currentState.status))"
+                throw CameraError.timeout("no frame from \(mediaName) within \(settings.timeout) for capturePhoto (status \(currentState.status))"
                     + (skipped > 0 ? "; \(skipped) frame(s) skipped while \(reasons.joined(separator: " and "))" : ""))
             }
             let converging = Self.convergingLoops(currentState.convergence)
-            let last = skipped >= Self.maxConvergenceFrames || deadline.timeIntervalSinceNow <= 0
+            let last = skipped >= Self.maxConvergenceFrames || deadline - Seconds.monotonicCoarse() <= 0
             if converging.isEmpty || last {
                 for r in converging where !reasons.contains(r) { reasons.append(r) }
                 var why = reasons.isEmpty ? nil : reasons.joined(separator: " and ")

@@ -65,6 +65,12 @@ enum CaptureCommand {
         throw UsageError("option --\(option): '\(value)' \(reason)")
     }
 
+    /// ", N frame(s) skipped: why" when the photo waited for an auto loop, else nothing.
+    static func skipped(_ m: PhotoMetadata) -> String {
+        guard let why = m.skipReason else { return "" }
+        return ", \(m.framesSkipped) frame(s) skipped: \(why)"
+    }
+
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["output", "quality", "max-size", "zoom", "mirror", "rotation"]),
                               booleans: [OutputPath.overwriteFlag])
@@ -72,7 +78,7 @@ enum CaptureCommand {
         let settings = PhotoSettings(quality: try a.integer("quality", in: 1...100) ?? 90, maxSize: try a.size("max-size"),
                                      mirror: try MediaSupport.parseMirror(a["mirror"]),
                                      rotationDegrees: try a.integer("rotation", in: 0...270) ?? 0,
-                                     timeout: 10)  // the first frame included: a device that is slow to start still gets 10 s
+                                     timeout: .seconds(10))  // the first frame included: a device that is slow to start still gets 10 s
         let zoom = try a.number("zoom", in: zoomRange)
         try validate(settings)
         let url = try destination(output, a)  // before touching the camera
@@ -91,18 +97,18 @@ enum CaptureCommand {
                 // M2: wait for a frame taken with the new zoom, not for a guessed time.
                 _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(10))
             }
-            let started = Date()
+            let started = ContinuousClock.now  // a span: the monotonic clock
             let photo = try await camera.capturePhoto(settings)
             if let url {
                 try OutputPath.write(photo.data, to: url, a)
             } else {
                 FileHandle.standardOutput.write(Data(photo.data))
             }
-            let ms = Date().timeIntervalSince(started) * 1000
+            let ms = Seconds.of(ContinuousClock.now - started) * 1000
             let line = "wrote \(url == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
                 + "from \(photo.metadata.device) frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
                 + "\(photo.metadata.mirrored ? ", mirrored" : "")"
-                + "\(photo.metadata.skipReason.map { ", \(photo.metadata.framesSkipped) frame(s) skipped: \($0)" } ?? "")), \(String(format: "%.0f", ms)) ms"
+                + skipped(photo.metadata) + "), \(String(format: "%.0f", ms)) ms"
             // With -o - standard output carries the JPEG alone.
             if url == nil { printError(line) } else { print(line) }
         } catch {

@@ -33,7 +33,7 @@ struct FirstFramePhotoTests {
         let first = Locked<UInt64?>(nil)
         camera.setFrameHandler { f in first.withLock { if $0 == nil { $0 = f.sequence } } }
         camera.start()
-        let photo = try await camera.capturePhoto(PhotoSettings(timeout: 20))
+        let photo = try await camera.capturePhoto(PhotoSettings(timeout: .seconds(20)))
         await camera.stop()
         let firstSequence = try #require(first.value, "no frame reached the handler")
         #expect(photo.metadata.sequence == firstSequence, "photo from frame #\(photo.metadata.sequence), first was #\(firstSequence)")
@@ -51,7 +51,7 @@ struct FirstFramePhotoTests {
             for await s in camera.stateUpdates() where s.convergence.exposure == .adjusting { adjustingSeen.set(true) }
         }
         camera.start()
-        let photo = try await camera.capturePhoto(PhotoSettings(timeout: 20))
+        let photo = try await camera.capturePhoto(PhotoSettings(timeout: .seconds(20)))
         let after = camera.currentState.convergence
         await camera.stop()
         states.cancel()
