@@ -28,6 +28,12 @@ enum Seconds {
         try await Task.sleep(nanoseconds: UInt64(min(max(seconds.isNaN ? 0 : seconds, 0), maximum) * 1e9))
     }
 
+    /// A Duration in seconds, as the real one converts it.
+    static func of(_ duration: Duration) -> Double {
+        let c = duration.components
+        return Double(c.seconds) + Double(c.attoseconds) / 1e18
+    }
+
     /// CLOCK_MONOTONIC_COARSE in seconds, as the real one reads it (the verbs' reports stamp with it).
     static func monotonicCoarse() -> Double {
         var ts = timespec()
