@@ -24,6 +24,7 @@ extension Camera {
             case .stopWatchdog: stopWatchdog()
             case .finishStreams(let reason): for q in core.withLock({ $0.takeStreams() }) { q.finish(reason: reason) }
             case .emit(let released): emit(released: released)
+            case .emitIfChanged: emit(onlyIfChanged: true)
             case .notifyFailure(let error):
                 if let d = delegate { delegateQueue.async { d.camera(self, didFail: error) } }
             }

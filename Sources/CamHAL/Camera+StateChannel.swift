@@ -24,13 +24,15 @@ struct StateChannel {
 // The one state channel (S1–S3): every transition becomes one full snapshot, stored for
 // `currentState` and delivered in order to the delegate queue and every `stateUpdates()` stream.
 extension Camera {
-    func emit(released: Bool = false) {
+    /// Publishes one snapshot. With `onlyIfChanged`, nothing is published when the snapshot would
+    /// repeat the last one but for its sequence number (S1: one snapshot per change).
+    func emit(released: Bool = false, onlyIfChanged: Bool = false) {
         let session = core.withLock { m in (status: m.status, isPreviewActive: m.isPreviewActive, error: m.error) }
         let nominal = session.status == .starting || session.status == .idle
         // A5: each snapshot carries the device's convergence as it is now.
         live.convergence = nominal ? .unknown : live.binding?.convergence ?? .unknown
-        let state = channel.withLock { ch -> CameraState in
-            let state = CameraState(
+        let published = channel.withLock { ch -> CameraState? in
+            func snapshot(_ sequence: UInt64) -> CameraState { CameraState(
                 status: session.status,
                 zoomRatio: nominal ? 1 : live.ratio,
                 minZoomRatio: nominal ? 1 : live.range.lowerBound,
@@ -42,16 +44,19 @@ extension Camera {
                 isReleased: released,
                 warning: live.warning ?? live.bindingWarning,
                 error: session.error,
-                sequence: ch.state.sequence + 1,
+                sequence: sequence,
                 exposure: nominal ? device.exposure.map { $0.clamped(desired.exposure) } : live.exposure,
                 whiteBalance: nominal ? device.whiteBalance.map { $0.clamped(desired.whiteBalance) } : live.whiteBalance,
                 antiFlicker: nominal ? (device.antiFlickerModes == nil ? nil : desired.antiFlicker) : live.antiFlicker,
                 frameRate: nominal ? 0 : live.binding?.format.frameRate ?? 0,
                 metering: nominal ? device.metering.map { $0.supported(desired.metering).regions } ?? [] : live.metering,
-                convergence: live.convergence)
+                convergence: live.convergence) }
+            if onlyIfChanged, snapshot(ch.state.sequence) == ch.state { return nil }
+            let state = snapshot(ch.state.sequence + 1)
             ch.publish(state)
             return state
         }
+        guard let state = published else { return }
         // S10: an event's warning is on its own snapshot only; the next transition is clean.
         live.warning = nil
         publishFrameSettings()

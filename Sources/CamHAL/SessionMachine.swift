@@ -106,6 +106,11 @@ struct SessionMachine: Sendable {
         case finishStreams(CameraError?)
         /// Publish one snapshot (S1); `released` on the one snapshot of a stop (S6).
         case emit(released: Bool)
+        /// Publish a snapshot only if it differs from the last one in more than its sequence: the
+        /// frame router's snapshot for a first frame or a recovery, whose state changed when the
+        /// frame passed (on the frame thread) and may already be in a snapshot another action
+        /// published on the executor's queue before this one runs (a stream start's, say).
+        case emitIfChanged
         /// Tell the delegate the session failed.
         case notifyFailure(CameraError)
     }
@@ -251,7 +256,7 @@ struct SessionMachine: Sendable {
                 actions.append(.applyDesired)
             }
             isPreviewActive = true
-            actions.append(.emit(released: false))
+            actions.append(.emitIfChanged)
         }
         return Route(settings: settings, timestamp: timestamp, visible: visible, report: report, hole: hole, streams: streams, actions: actions)
     }

@@ -75,7 +75,7 @@ struct SessionMachineTests {
     // the machine's side once the watchdog is moved. Frames of an old binding are ignored.
     @Test func firstFrameActivatesPreview() {
         var m = running()
-        #expect(m.frameArrived(frame(1), generation: 1, at: t0)?.actions == [.rescheduleWatchdog(after: 2.01), .emit(released: false)])
+        #expect(m.frameArrived(frame(1), generation: 1, at: t0)?.actions == [.rescheduleWatchdog(after: 2.01), .emitIfChanged])
         #expect(m.isPreviewActive)
         #expect(m.frameArrived(frame(2), generation: 1, at: t0 + 0.03)?.actions == [])
         #expect(m.frameArrived(frame(3), generation: 0, at: t0 + 0.06) == nil)
@@ -183,7 +183,7 @@ struct SessionMachineTests {
         #expect(m.status == .interrupted && !m.isPreviewActive && m.interruptedSince == t0 + 2.5)
         #expect(m.timeline.statistics.interruptions == [Camera.Interruption(start: t0, length: nil)])
         // Recovery: the next frame runs again, re-applies the controls and closes the hole.
-        #expect(m.frameArrived(frame(2), generation: 1, at: t0 + 3)?.actions == [.rescheduleWatchdog(after: 2.01), .applyDesired, .emit(released: false)])
+        #expect(m.frameArrived(frame(2), generation: 1, at: t0 + 3)?.actions == [.rescheduleWatchdog(after: 2.01), .applyDesired, .emitIfChanged])
         #expect(m.status == .running && m.isPreviewActive && m.interruptedSince == nil)
         #expect(m.timeline.statistics.interruptions == [Camera.Interruption(start: t0, length: .seconds(3))])
     }
