@@ -13,7 +13,7 @@ extension CameraDevice {
     ///
     /// The session must be running (or starting): like AVCapturePhotoOutput and CameraX, a session
     /// that was never started is an error (`configurationFailed`, once a 0.5 s grace for a `start()` just issued has
-    /// passed), not an implicit start. Called right after `start()`, it takes the session's first frame.
+    /// passed), not an implicit start. Called right after `start()`, it takes the first frame that arrives once it waits (the session's first unless the caller resumed late).
     /// It never hangs: no frame within `settings.timeout` is `CameraError.timeout`.
     public func capturePhoto(_ settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
         try settings.validate()

@@ -27,13 +27,15 @@ struct FirstFramePhotoTests {
     // The photo is taken from the first frame that is ready, not after frames waited for and
     // thrown away. Frames that are ready together count as one: a pipeline that starts under load
     // hands over the frames its appsink queued during start-up in one burst, and the photo takes
-    // the newest of them. Would catch: the photo waiting for a later frame (frame #5 at 5 fps, 0.8 s
-    // after the first, as before) or skipping frames on a source that reports no auto loop.
+    // the newest of them. A frame that reached the handler before the photo's wait began (the
+    // test task resumed late on a loaded machine) cannot be the photo's, so the next one, one
+    // interval later, may be. Would catch: the photo waiting for later frames (frame #5 at 1 fps,
+    // 4 s after the first, as before) or skipping frames on a source that reports no auto loop.
     @Test("videotestsrc (no auto exposure): the photo is from the first frames ready, nothing skipped")
     func testSourceFirstFrame() async throws {
         let backend = GStreamerBackend(includeTestSource: false)
-        // 5 fps: a frame waited for arrives 0.2 s after the one before it.
-        let device = try backend.source(description: "videotestsrc is-live=true ! video/x-raw,framerate=5/1,width=320,height=240")
+        // 1 fps: a frame waited for arrives a second after the one before it.
+        let device = try backend.source(description: "videotestsrc is-live=true ! video/x-raw,framerate=1/1,width=320,height=240")
         let camera = Camera(backend: backend, device: device)
         let arrivals = Locked<[UInt64: ContinuousClock.Instant]>([:])
         camera.setFrameHandler { f in
@@ -47,7 +49,7 @@ struct FirstFramePhotoTests {
         let firstSequence = try #require(seen.keys.min(), "no frame reached the handler")
         let first = try #require(seen[firstSequence])
         let taken = try #require(seen[photo.metadata.sequence], "the photo's frame #\(photo.metadata.sequence) never reached the handler")
-        #expect(taken - first < .milliseconds(150),
+        #expect(taken - first < .milliseconds(1500),
                 "photo from frame #\(photo.metadata.sequence), \(taken - first) after the first (#\(firstSequence)): it waited for frames")
         #expect(photo.metadata.framesSkipped == 0)
         #expect(photo.metadata.skipReason == nil)
