@@ -25,6 +25,7 @@ extension Camera {
             case .finishStreams(let reason): for q in core.withLock({ $0.takeStreams() }) { q.finish(reason: reason) }
             case .emit(let released): emit(released: released)
             case .emitIfChanged: emit(onlyIfChanged: true)
+            case .activatePreview(let generation): run(core.withLock { $0.previewStarted(generation: generation) })
             case .notifyFailure(let error):
                 if let d = delegate { delegateQueue.async { d.camera(self, didFail: error) } }
             }
@@ -264,8 +265,8 @@ extension Camera {
             frameCrop: frameCrop, focusMode: s.focusMode, lensPosition: frame.metadata.lensPosition,
             isTorchEnabled: s.torch, generation: s.generation)
         if !route.actions.isEmpty {
-            // The machine already changed state (preview on, recovered); the effects run on the
-            // queue unless the session moved on to another binding first.
+            // A recovery already changed the machine's state, a first frame asks for preview; the
+            // effects run on the queue unless the session moved on to another binding first.
             let actions = route.actions
             queue.async { [self] in
                 guard core.withLock({ $0.accepts(generation) }) else { return }

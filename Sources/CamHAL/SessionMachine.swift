@@ -34,6 +34,9 @@ struct SessionMachine: Sendable {
         /// Frames of this binding pass (after its desired controls are applied, P1).
         var accepting = false
         var firstSeen = false
+        /// The stream's start was reported (`streamingStarted`): its running snapshot is out, so
+        /// preview may turn on in a snapshot after it (S5).
+        var streamStarted = false
         /// Monotonic seconds (the session's clock) of the last frame and of the bind.
         var lastFrameAt: Double = 0
         var boundAt: Double = 0
@@ -107,10 +110,14 @@ struct SessionMachine: Sendable {
         /// Publish one snapshot (S1); `released` on the one snapshot of a stop (S6).
         case emit(released: Bool)
         /// Publish a snapshot only if it differs from the last one in more than its sequence: the
-        /// frame router's snapshot for a first frame or a recovery, whose state changed when the
-        /// frame passed (on the frame thread) and may already be in a snapshot another action
-        /// published on the executor's queue before this one runs (a stream start's, say).
+        /// frame router's snapshot for a recovery, whose state changed when the frame passed (on
+        /// the frame thread) and may already be in a snapshot another action published on the
+        /// executor's queue before this one runs.
         case emitIfChanged
+        /// A first frame of `generation` passed and the stream's running snapshot is out: turn
+        /// preview on (`previewStarted(generation:)`) and publish it. It runs on the executor's
+        /// queue, so a running snapshot that queue is still publishing cannot show preview early.
+        case activatePreview(generation: UInt64)
         /// Tell the delegate the session failed.
         case notifyFailure(CameraError)
     }
@@ -207,9 +214,21 @@ struct SessionMachine: Sendable {
     }
 
     /// The stream of `generation` started: the watchdog runs and the running snapshot goes out.
+    /// A first frame that passed before this waits for the running snapshot: preview turns on
+    /// in the snapshot after it (S5).
     mutating func streamingStarted(generation: UInt64) -> [Action] {
         guard accepts(generation) else { return [] }
-        return [.startWatchdog(after: 0.25), .emit(released: false)]
+        path.streamStarted = true
+        let started: [Action] = [.startWatchdog(after: 0.25), .emit(released: false)]
+        return path.firstSeen ? started + [.activatePreview(generation: generation)] : started
+    }
+
+    /// The executor runs `activatePreview`: preview turns on with one snapshot, unless the
+    /// session moved on (another binding, an interruption, a stop) or it is on already.
+    mutating func previewStarted(generation: UInt64) -> [Action] {
+        guard accepts(generation), status == .running, !isPreviewActive else { return [] }
+        isPreviewActive = true
+        return [.emit(released: false)]
     }
 
     /// The stream of `generation` would not start: the start failed, as a failing bind (S7).
@@ -247,16 +266,21 @@ struct SessionMachine: Sendable {
         let settings = settings(for: frame)
         let visible = path.visibleRect(factor: settings.frameCropFactor, width: frame.width, height: frame.height)
         var actions: [Action] = []
-        if !path.firstSeen || status == .interrupted {
+        if status == .interrupted {
+            // S8: the stream is back; its controls are applied again.
             path.firstSeen = true
-            actions.append(.rescheduleWatchdog(after: frameTimeout + 0.01))
-            if status == .interrupted {
-                status = .running
-                interruptedSince = nil
-                actions.append(.applyDesired)
-            }
+            status = .running
+            interruptedSince = nil
             isPreviewActive = true
-            actions.append(.emitIfChanged)
+            actions = [.rescheduleWatchdog(after: frameTimeout + 0.01), .applyDesired, .emitIfChanged]
+        } else if !path.firstSeen {
+            // S5: preview turns on in a snapshot after the running one. Before the stream start
+            // is reported, `streamingStarted` asks for it; after, the executor's queue does, behind
+            // the running snapshot it may still be publishing.
+            path.firstSeen = true
+            if path.streamStarted {
+                actions = [.rescheduleWatchdog(after: frameTimeout + 0.01), .activatePreview(generation: generation)]
+            }
         }
         return Route(settings: settings, timestamp: timestamp, visible: visible, report: report, hole: hole, streams: streams, actions: actions)
     }

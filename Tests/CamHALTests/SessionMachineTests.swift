@@ -71,14 +71,37 @@ struct SessionMachineTests {
         #expect(!m.accepts(1) && m.status == .idle)
     }
 
-    // S5: the first frame turns preview on with one snapshot; later frames emit nothing new from
-    // the machine's side once the watchdog is moved. Frames of an old binding are ignored.
+    // S5: the first frame asks the executor to turn preview on, which it does with one snapshot;
+    // later frames ask nothing once the watchdog is moved. Frames of an old binding are ignored.
+    // Fails if the frame thread turned preview on itself (a running snapshot still being
+    // published on the executor's queue would show it before any running snapshot without it).
     @Test func firstFrameActivatesPreview() {
         var m = running()
-        #expect(m.frameArrived(frame(1), generation: 1, at: t0)?.actions == [.rescheduleWatchdog(after: 2.01), .emitIfChanged])
-        #expect(m.isPreviewActive)
+        #expect(m.frameArrived(frame(1), generation: 1, at: t0)?.actions == [.rescheduleWatchdog(after: 2.01), .activatePreview(generation: 1)])
+        #expect(!m.isPreviewActive)
         #expect(m.frameArrived(frame(2), generation: 1, at: t0 + 0.03)?.actions == [])
         #expect(m.frameArrived(frame(3), generation: 0, at: t0 + 0.06) == nil)
+        #expect(m.previewStarted(generation: 1) == [.emit(released: false)])
+        #expect(m.isPreviewActive)
+        #expect(m.previewStarted(generation: 1) == [])
+    }
+
+    // S5: a first frame that passes before the stream's start is reported turns preview on only
+    // after the running snapshot. Fails if the running snapshot could already show preview (a
+    // fast camera delivering its first frame while STREAMON returns), as conformance S5a saw.
+    @Test func aFrameBeforeTheStreamStartIsReportedWaitsForTheRunningSnapshot() {
+        var m = M(timeouts: Self.timeouts)
+        _ = m.start()
+        _ = m.bound(generation: 1, frameRate: 30, at: t0)
+        m.acceptFrames(generation: 1)
+        #expect(m.frameArrived(frame(1), generation: 1, at: t0)?.actions == [])
+        #expect(!m.isPreviewActive)
+        #expect(m.streamingStarted(generation: 1) == [.startWatchdog(after: 0.25), .emit(released: false), .activatePreview(generation: 1)])
+        #expect(!m.isPreviewActive)
+        #expect(m.previewStarted(generation: 1) == [.emit(released: false)])
+        #expect(m.isPreviewActive)
+        _ = m.stop()
+        #expect(m.previewStarted(generation: 1) == [] && !m.isPreviewActive)
     }
 
     // The frame router's decisions, asked of the machine for every frame (no thread, the clock
