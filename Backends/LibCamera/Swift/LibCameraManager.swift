@@ -2,6 +2,7 @@
 import CamHAL
 import CamHALV4L2
 import CamHALLibcameraShim
+import Synchronization
 
 /// What libcamera says about one camera without streaming (properties and control ranges).
 struct LibCameraInfo: Sendable, Hashable {
@@ -59,9 +60,38 @@ struct LibCameraFormats: Sendable {
     var rangeMax: [UInt32: Size] = [:]
 }
 
+/// What libcamera answered about a camera's formats, kept while the camera stays in the manager's
+/// list. The answers do not change while a camera is connected, and each costs libcamera a
+/// configuration and, for validate(), a TRY_FMT that a UVC camera answers with USB control
+/// transfers: every listing asked again for every size of every camera, and a listing of five
+/// emulated webcams took up to 10 s in the VM. A camera that leaves the list is forgotten, so a
+/// different camera plugged in under a reused ID is asked afresh at the listing that sees it.
+struct FormatCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var camera: String
+        var fourcc: UInt32
+        var size: Size
+    }
+    struct Answer: Sendable {
+        var fourcc: UInt32
+        var size: Size
+    }
+    var formats: [String: LibCameraFormats] = [:]
+    /// validate()'s answer per camera, format and size; `.some(nil)` when it was invalid.
+    var validated: [Key: Answer?] = [:]
+
+    /// Forgets every camera not in `cameras`.
+    mutating func keep(cameras: Set<String>) {
+        formats = formats.filter { cameras.contains($0.key) }
+        validated = validated.filter { cameras.contains($0.key.camera) }
+    }
+}
+
 /// The process-wide libcamera CameraManager, reached through the C++ shim. The shim owns the one
 /// manager (a second aborts the process); this enum only turns its callbacks into Swift values.
 enum LibCameraManager {
+    private static let formatCache = Mutex(FormatCache())
+
     /// Starts the manager if needed; nil when it runs, else the reason it does not.
     static func start() -> String? {
         var err = [CChar](repeating: 0, count: 512)
@@ -111,6 +141,7 @@ enum LibCameraManager {
         if rc < 0 {
             throw CameraError.backendUnavailable(backend: "libcamera", reason: message(err, fallback: "enumeration failed (\(rc))"))
         }
+        formatCache.withLock { $0.keep(cameras: Set(box.value.map(\.id))) }
         return box.value.map { info in
             var info = info
             info.controls = controls(cameraID: info.id)
@@ -149,6 +180,14 @@ enum LibCameraManager {
     /// What libcamera really configures for `fourcc` at `size` (validate(), no acquire); nil when
     /// the combination is invalid.
     static func validated(cameraID: String, fourcc: UInt32, size: Size) -> (fourcc: UInt32, size: Size)? {
+        let key = FormatCache.Key(camera: cameraID, fourcc: fourcc, size: size)
+        if let known = formatCache.withLock({ $0.validated[key] }) { return known.map { ($0.fourcc, $0.size) } }
+        let answer = validatedUncached(cameraID: cameraID, fourcc: fourcc, size: size)
+        formatCache.withLock { $0.validated[key] = .some(answer.map { FormatCache.Answer(fourcc: $0.fourcc, size: $0.size) }) }
+        return answer
+    }
+
+    private static func validatedUncached(cameraID: String, fourcc: UInt32, size: Size) -> (fourcc: UInt32, size: Size)? {
         var f: UInt32 = 0, w: UInt32 = 0, h: UInt32 = 0
         let rc = camhal_lc_validate(cameraID, fourcc, UInt32(size.width), UInt32(size.height), &f, &w, &h, nil, 0)
         guard rc >= 0, w > 0, h > 0 else { return nil }
@@ -157,6 +196,13 @@ enum LibCameraManager {
 
     /// The viewfinder formats of one camera (no acquire, no streaming).
     static func formats(cameraID: String) throws(CameraError) -> LibCameraFormats {
+        if let known = formatCache.withLock({ $0.formats[cameraID] }) { return known }
+        let formats = try formatsUncached(cameraID: cameraID)
+        formatCache.withLock { $0.formats[cameraID] = formats }
+        return formats
+    }
+
+    private static func formatsUncached(cameraID: String) throws(CameraError) -> LibCameraFormats {
         let box = Box(LibCameraFormats())
         var err = [CChar](repeating: 0, count: 512)
         let rc = withExtendedLifetime(box) {
