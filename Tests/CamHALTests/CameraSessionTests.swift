@@ -272,15 +272,46 @@ struct FrameStreamTests {
         #expect(stream.droppedFrames == 0)
     }
 
-    @Test func aFullBlockingQueueGivesUpWhenTheSessionStops() {
+    @Test func aFullBlockingQueueGivesUpWhenTheSessionNoLongerWantsTheFrame() {
         let stream = FrameStream(policy: .block(capacity: 1))
         stream.queue.push(frame(1))
-        // The producer re-asks `keepWaiting` while the queue is full; the session saying "stop"
-        // (false on the third ask) must end the wait and drop the frame, not block forever.
+        // The producer asks `keepWaiting` once it is registered as waiting; a session that said
+        // "stop" before must end the wait at once and drop the frame, not block forever.
         var asked = 0
-        let open = stream.queue.push(frame(2)) { asked += 1; return asked < 3 }
-        #expect(asked == 3)
+        let open = stream.queue.push(frame(2)) { asked += 1; return false }
+        #expect(asked == 1)
         #expect(open)
+        #expect(stream.droppedFrames == 1)
+        #expect(stream.queue.blockedProducers == 0)
+    }
+
+    /// A producer blocked on a full queue is released by a signal, not a poll: the binding
+    /// closing (the session stopping) drops its frame; a consumer taking one queues it in order.
+    @Test func aBlockedProducerIsReleasedByTheBindingClosingOrByATake() async {
+        let stream = FrameStream(policy: .block(capacity: 1))
+        stream.queue.push(frame(1))
+        let first = Task { await offPool { stream.queue.push(frame(2)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        stream.queue.retireProducers()
+        #expect(await first.value)
+        #expect(stream.droppedFrames == 1)
+
+        let second = Task { await offPool { stream.queue.push(frame(3)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        #expect(await stream.next(timeout: .seconds(1))?.sequence == 1)
+        #expect(await second.value)
+        #expect(await stream.next(timeout: .seconds(1))?.sequence == 3)
+        #expect(stream.droppedFrames == 1)
+    }
+
+    /// Cancelling the stream wakes a producer blocked on it, which learns the stream ended.
+    @Test func cancellingTheStreamReleasesABlockedProducer() async {
+        let stream = FrameStream(policy: .block(capacity: 1))
+        stream.queue.push(frame(1))
+        let producer = Task { await offPool { stream.queue.push(frame(2)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        stream.cancel()
+        #expect(await producer.value == false)
         #expect(stream.droppedFrames == 1)
     }
 
