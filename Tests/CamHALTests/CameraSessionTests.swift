@@ -315,6 +315,33 @@ struct FrameStreamTests {
         #expect(stream.droppedFrames == 1)
     }
 
+    /// A `.block` stream nobody reads blocks the producer (the device's frame thread). A rebind
+    /// and then a stop close the binding, which may join that thread: the session releases the
+    /// producer first, by a signal rather than a poll, so neither hangs, and the stream stays open
+    /// across the rebind with each released frame counted as dropped.
+    @Test func aRebindAndAStopReleaseAProducerBlockedByAnUnreadStream() async throws {
+        let (cam, states, backend) = try makeSession()
+        let lenses = try backend.device(id: "virtual-back").lenses.filter(\.isPinnable)
+        try #require(lenses.count >= 2)
+        let unread = cam.frames(policy: .block(capacity: 1))
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        #expect(await eventually { unread.queue.blockedProducers == 1 })
+        let mark = states.value.count
+        cam.setLensSelection(.pinned(lenses[1]))
+        let back = await waitFor(states, after: mark) { $0.isPreviewActive && $0.activeLens == lenses[1] }
+        #expect(back != nil, "the rebind hung: \(cam.currentState)")
+        #expect(!unread.isFinished)
+        #expect(await eventually { unread.queue.blockedProducers == 1 })
+        let stopped = await within(10) { () async -> Bool in
+            await cam.stop()
+            return true
+        }
+        #expect(stopped == true, "stop hung on the blocked producer")
+        #expect(unread.droppedFrames >= 2)
+        #expect(unread.queue.blockedProducers == 0)
+    }
+
     @Test func timeoutLeavesTheStreamOpenAndCancelEndsIt() async {
         let stream = FrameStream(policy: .keepOnlyLatest)
         #expect(await stream.next(timeout: .seconds(0.05)) == nil)
