@@ -15,8 +15,8 @@ let badInputArea = Area(name: "Bad input", checks: [
         cam.setLinearZoom(.nan)
         cam.rampZoomRatio(.nan, duration: .milliseconds(100))
         try await ctx.settle(cam)
-        _ = await rec.wait(timeout: ctx.timeout(2), after: mark) { $0.warning != nil }
-        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark) { $0.warning != nil }
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(.seconds(2))) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running && s.zoomRatio == before, "after NaN: \(s)")
         guard case .invalidArgument(let name, let value)? = s.warning else { throw CheckFailure(reason: "no warning: \(s)") }
         try expect(name == "zoomRatio" && value == "nan", "warning names \(name)=\(value)")
@@ -33,13 +33,13 @@ let badInputArea = Area(name: "Bad input", checks: [
         for (v, want) in [(Double.infinity, s0.maxZoomRatio), (-5, s0.minZoomRatio), (-.infinity, s0.minZoomRatio)] {
             let mark = rec.all.count
             cam.setZoomRatio(v)
-            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition) else { throw CheckFailure(reason: "no snapshot for \(v)") }
+            guard let s = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, isTransition) else { throw CheckFailure(reason: "no snapshot for \(v)") }
             try expect(s.zoomRatio == want, "zoom \(v) gave \(s.zoomRatio), expected \(want)")
         }
         for (v, want) in [(Double.infinity, 1.0), (-1, 0.0), (7, 1.0)] {
             let mark = rec.all.count
             cam.setLinearZoom(v)
-            _ = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition)
+            _ = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, isTransition)
             try expect(abs(cam.currentLinearZoom() - want) < 1e-9 || s0.maxZoomRatio == s0.minZoomRatio, "linear \(v) gave \(cam.currentLinearZoom())")
         }
         return .ok
@@ -53,13 +53,13 @@ let badInputArea = Area(name: "Bad input", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         cam.rampZoomRatio(2, duration: .milliseconds(-100))
-        _ = await rec.wait(timeout: ctx.timeout(2)) { close($0.zoomRatio, 2) }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { close($0.zoomRatio, 2) }
         try expect(close(cam.currentState.zoomRatio, 2), "negative duration did not jump: \(cam.currentState)")
         // The longest Duration there is: a ramp so slow the zoom does not visibly move (the
         // rate's arithmetic must neither trap nor jump).
         cam.rampZoomRatio(1, duration: .seconds(Int.max))
         try await ctx.settle(cam)
-        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(.seconds(2))) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running && close(s.zoomRatio, 2), "the longest duration jumped the zoom: \(s)")
         return .ok
     },
@@ -72,7 +72,7 @@ let badInputArea = Area(name: "Bad input", checks: [
         let before = ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id)
         cam.setFocusPoint(NormalizedPoint(x: .nan, y: 0.5))
         try await ctx.settle(cam)
-        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(2)) else { throw CheckFailure(reason: "no snapshot") }
+        guard let s = await rec.lastTransition(of: cam, timeout: ctx.timeout(.seconds(2))) else { throw CheckFailure(reason: "no snapshot") }
         try expect(s.status == .running, "state \(s)")
         guard case .invalidArgument(let name, _)? = s.warning, name == "focusPoint" else { throw CheckFailure(reason: "warning \(String(describing: s.warning))") }
         try expect(ctx.hooks?.lastFocusPoint(deviceID: ctx.device.id) == before, "NaN point reached the device")

@@ -11,13 +11,13 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
     Check("C1a", "capturePhoto: size, quality, orientation, mirroring") { ctx in
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
-        let photo = try await cam.capturePhoto(PhotoSettings(quality: 90, rotationDegrees: 90, timeout: .seconds(ctx.timeout(5))))
+        let photo = try await cam.capturePhoto(PhotoSettings(quality: 90, rotationDegrees: 90, timeout: ctx.timeout(.seconds(5))))
         let size = try photo.data.withUnsafeBytes { b in Result { () throws(CameraError) in try JPEGCodec.shared.dimensions(of: b) } }.get()
         try expect(size == Size(width: photo.width, height: photo.height), "JPEG is \(size), photo says \(photo.width)x\(photo.height)")
         try expect(JPEGSegments.exifOrientation(of: photo.data) == 6, "EXIF orientation \(String(describing: JPEGSegments.exifOrientation(of: photo.data))) for 90°")
         try expect(photo.metadata.mirrored == (ctx.device.facing == .front), "auto mirroring \(photo.metadata.mirrored) on a \(ctx.device.facing) camera")
         // Same frame, different settings: isolates the encoder from scene changes.
-        let frame = try await cam.nextFrame(timeout: .seconds(ctx.timeout(5)))
+        let frame = try await cam.nextFrame(timeout: ctx.timeout(.seconds(5)))
         try expect(photo.width == frame.visibleRect.width - frame.visibleRect.width % 2 || photo.width == frame.visibleRect.width,
                    "photo width \(photo.width) vs visible \(frame.visibleRect)")
         let low = try PhotoEncoder.photo(from: frame, settings: PhotoSettings(quality: 20, mirror: .off), device: ctx.device)
@@ -40,7 +40,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
     // a session that is not running fails at once instead of hanging (libcamera's cam does hang).
     Check("C1b", "capturePhoto(to:) atomic, clear path errors, never hangs") { ctx in
         let idle = ctx.openCamera()
-        let started = Date()
+        let started = ContinuousClock.now
         do {
             try await idle.capturePhoto(to: URL(fileURLWithPath: "/nonexistent-camhal-dir/p.jpg"))
             throw CheckFailure(reason: "an unwritable path was accepted")
@@ -53,14 +53,15 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             _ = try await idle.capturePhoto(PhotoSettings(timeout: .seconds(30)))
             throw CheckFailure(reason: "captured from a session that was never started")
         } catch is CameraError {}
-        try expect(Date().timeIntervalSince(started) < ctx.timeout(2), "refusals took \(Date().timeIntervalSince(started)) s")
+        let refusals = ContinuousClock.now - started
+        try expect(refusals < ctx.timeout(.seconds(2)), "refusals took \(String.num(Seconds.of(refusals))) s")
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-c1-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("photo.jpg")
-        let photo = try await cam.capturePhoto(to: url, settings: PhotoSettings(timeout: .seconds(ctx.timeout(5))))
+        let photo = try await cam.capturePhoto(to: url, settings: PhotoSettings(timeout: ctx.timeout(.seconds(5))))
         let onDisk = try [UInt8](Data(contentsOf: url))
         try expect(onDisk == photo.data, "file differs from the photo (\(onDisk.count) vs \(photo.data.count) B)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
@@ -76,9 +77,10 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("clip.mkv")
-        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: .seconds(ctx.timeout(5))))
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(.seconds(5))))
         let stopper = Task {
-            try? await Task.sleep(nanoseconds: UInt64(2.2e9))
+            // Deliberate: the clip is meant to be 2.2 s long.
+            try? await Task.sleep(for: .seconds(2.2))
             rec.stop()
         }
         var started = false, statuses = 0
@@ -97,7 +99,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try expect(error == nil, "finalized with \(String(describing: error))")
         try expect(stats.frames > 0 && stats.bytes > 0, "\(stats)")
         // Decoding is software H.264: stretched like every other wait on a slow (emulated) machine.
-        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: .seconds(ctx.timeout(30)))
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(.seconds(30)))
         try expect(decoded >= stats.frames - 2, "file decodes to \(decoded) of \(stats.frames) frames")
         return .ok
     },
@@ -113,29 +115,31 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("cut.mkv")
-        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: .seconds(ctx.timeout(5))))
+        let rec = try await cam.startRecording(to: url, options: RecordingOptions(firstFrameTimeout: ctx.timeout(.seconds(5))))
         let finalized = Task { () -> (RecordingStats, CameraError?)? in
             for await event in rec.events { if case .finalized(_, let stats, let error) = event { return (stats, error) } }
             return nil
         }
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(1.5) * 1e9))
+        // Deliberate: let the recording run a while, so the unplug cuts a file with frames in it.
+        try await Task.sleep(for: ctx.timeout(.seconds(1.5)))
+        let failed = StateRecorder(cam)
         try await faults.inject(.unplug)
-        let ended = await waitUntil(timeout: ctx.timeout(5)) { cam.currentState.status == .error }
+        let ended = await failed.wait(timeout: ctx.timeout(.seconds(5))) { $0.status == .error } != nil
         try expect(ended, "session did not fail after the unplug: \(cam.currentState)")
         // The recording must finalize without stop(): give it the time the EOS takes to reach the file.
         let result = await withTaskGroup(of: (RecordingStats, CameraError?)?.self) { group in
             group.addTask { await finalized.value }
-            group.addTask { await pause(ctx.timeout(5)); return nil }
+            group.addTask { await pause(ctx.timeout(.seconds(5))); return nil }  // the deadline of the race
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
         guard let (stats, error) = result else {
             rec.stop()
-            throw CheckFailure(reason: "recording not finalized within \(String.num(ctx.timeout(5))) s of the session failing")
+            throw CheckFailure(reason: "recording not finalized within \(String.num(Seconds.of(ctx.timeout(.seconds(5))))) s of the session failing")
         }
         try expect(error == .disconnected(device: ctx.device.id), "recording ended with \(String(describing: error)), not the disconnect")
-        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: .seconds(ctx.timeout(30)))
+        let decoded = try VideoFileProbe.decodedFrameCount(url, timeout: ctx.timeout(.seconds(30)))
         try expect(stats.frames > 5 && decoded >= stats.frames - 2, "decoded \(decoded) of \(stats.frames) frames")
         return .ok
     },
@@ -148,7 +152,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         // The analyzer must be clearly slower than the source (3 frame intervals, at least 200 ms)
         // for drops to show: measure the source's real rate first (vimc in a VM gives ~8 fps).
         let probe = cam.frames(policy: .block(capacity: 4))
-        let sample = await collectFrames(probe, count: 5, timeout: ctx.timeout(5))
+        let sample = await collectFrames(probe, count: 5, timeout: ctx.timeout(.seconds(5)))
         probe.cancel()
         guard sample.count == 5, let first = sample.first, let last = sample.last else {
             throw CheckFailure(reason: "source too slow to measure: \(sample.count) frames")
@@ -175,8 +179,8 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
             while (try? await it.next()) != nil { n += 1 }  // a failure ends the count like the cancel below
             return n
         }
-        let seconds = ctx.timeout(2)
-        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        // Deliberate: the second stream runs beside the analysis for a while, then its count is read.
+        try await Task.sleep(for: ctx.timeout(.seconds(2)))
         other.cancel()
         let otherFrames = await counter.value
         await analysis.stop()

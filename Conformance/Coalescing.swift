@@ -28,10 +28,10 @@ let coalescingArea = Area(name: "Coalescing", checks: [
         try expect(cam.peakPendingChanges <= 7, "\(cam.peakPendingChanges) changes waited at once")
         let snapshots = rec.all.count
         try expect(snapshots <= calls, "\(snapshots) snapshots for \(calls) calls")
-        let t0 = Date()
+        let t0 = ContinuousClock.now
         await cam.stop()
-        let took = Date().timeIntervalSince(t0)
-        try expect(took < ctx.timeout(2), "stop after the flood took \(String.num(took)) s")
+        let took = ContinuousClock.now - t0
+        try expect(took < ctx.timeout(.seconds(2)), "stop after the flood took \(String.num(Seconds.of(took))) s")
         return .ok
     },
     // Q1b: pins toggled faster than a bind coalesce to the latest pin, which then streams.
@@ -44,7 +44,7 @@ let coalescingArea = Area(name: "Coalescing", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         for i in 0..<1_000 { cam.setLensSelection(.pinned(lenses[i % 2])) }
         cam.setLensSelection(.pinned(lenses[1]))
-        guard await rec.wait(timeout: ctx.timeout(15), { $0.isPreviewActive && $0.activeLens == lenses[1] && $0.sequence > 0 }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(15)), { $0.isPreviewActive && $0.activeLens == lenses[1] && $0.sequence > 0 }) != nil else {
             throw CheckFailure(reason: "no frames on the latest pin: \(cam.currentState)")
         }
         let binds = rec.all.filter { $0.status == .starting }.count

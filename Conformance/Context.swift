@@ -1,5 +1,6 @@
 import CamHAL
 import Foundation
+import Synchronization
 
 /// Starts another process that streams `device` of `backend` until the returned closure is called
 /// (which stops it and waits for it to exit). Throws when the process cannot start streaming.
@@ -37,20 +38,32 @@ public final class ConformanceContext: @unchecked Sendable {
     }
 
     /// Waits until the backend lists the device under test again (after a replug) and takes the
-    /// new listing; throws when it does not come back within `seconds`.
-    public func waitForDeviceListed(timeout seconds: Double) async throws -> DeviceDescriptor {
+    /// new listing; throws when it does not come back within `timeout`.
+    ///
+    /// Where the backend reports hot-plug events (D3) each event wakes the wait to list again;
+    /// a backend that cannot watch has no event to await, so its listing is re-read every 50 ms.
+    public func waitForDeviceListed(timeout: Duration) async throws -> DeviceDescriptor {
         let id = device.id
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = ContinuousClock.now + timeout
+        let events = EventLog<DeviceEvent>()
+        let watch = backend.watchDevices { events.append($0) }
+        defer { watch?.cancel() }
         while true {
+            let seen = events.count  // before listing: an event after it wakes the wait below
             if let d = try? backend.devices().first(where: { $0.id == id }) {
                 current.set(d)
                 return d
             }
-            guard Date() < deadline else {
+            guard ContinuousClock.now < deadline else {
                 let ids = (try? backend.devices().map(\.id)) ?? []
-                throw CheckFailure(reason: "device \(id) not listed again within \(String.num(seconds)) s; listed: \(ids)")
+                throw CheckFailure(reason: "device \(id) not listed again within \(String.num(Seconds.of(timeout))) s; listed: \(ids)")
             }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            if watch != nil {
+                _ = await events.waitForMore(than: seen, until: deadline)
+            } else {
+                // No hot-plug events from this backend: polling its listing is all there is.
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
     }
 
@@ -70,8 +83,8 @@ public final class ConformanceContext: @unchecked Sendable {
         return (cam, rec, want, rec.all.count)
     }
 
-    /// Seconds to wait for something that normally takes `seconds` on a fast machine.
-    public func timeout(_ seconds: Double) -> Double { seconds * timeScale }
+    /// How long to wait for something that normally takes `base` on a fast machine.
+    public func timeout(_ base: Duration) -> Duration { base * timeScale }
 
     /// A new session on the device under test (or `device`), stopped automatically after the check.
     public func openCamera(_ device: DeviceDescriptor? = nil) -> Camera {
@@ -87,7 +100,7 @@ public final class ConformanceContext: @unchecked Sendable {
     public func startAndWaitForPreview(_ camera: Camera, recorder: StateRecorder? = nil) async throws -> CameraState {
         let rec = recorder ?? StateRecorder(camera)
         camera.start()
-        let state = await rec.wait(timeout: timeout(15)) { $0.isPreviewActive || $0.status == .error }
+        let state = await rec.wait(timeout: timeout(.seconds(15))) { $0.isPreviewActive || $0.status == .error }
         guard let state, state.isPreviewActive else {
             throw CheckFailure(reason: "no first frame: last state \(camera.currentState)")
         }
@@ -98,7 +111,7 @@ public final class ConformanceContext: @unchecked Sendable {
     /// that carries their settings generation (M2): no sleep guessing how long a setting takes.
     public func settle(_ camera: Camera) async throws {
         do {
-            _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(timeout(10)))
+            _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: timeout(.seconds(10)))
         } catch {
             throw CheckFailure(reason: "settings never reached a frame: \(error); last state \(camera.currentState)")
         }
@@ -111,62 +124,153 @@ public final class ConformanceContext: @unchecked Sendable {
         for c in cameras { await c.stop() }
         hooks?.inject(.clear, deviceID: device.id)
         if let faults, await faults.restore() {
-            _ = try? await waitForDeviceListed(timeout: timeout(10))
+            _ = try? await waitForDeviceListed(timeout: timeout(.seconds(10)))
         }
     }
 }
 
 /// Records every snapshot of a session from the moment it is created, and waits for conditions.
-public final class StateRecorder: @unchecked Sendable {
-    private let states = Locked([CameraState]())
-    private var task: Task<Void, Never>?
+/// It is fed by the camera's `stateUpdates()`; a wait is woken by each snapshot that arrives
+/// (and by its deadline), never by a timer that polls.
+public final class StateRecorder: Sendable {
+    private let log = EventLog<CameraState>()
+    private let task: Task<Void, Never>
 
     /// Starts recording `camera`'s snapshots, the current one first.
     public init(_ camera: any CameraDevice) {
         let stream = camera.stateUpdates()
-        let states = self.states
-        task = Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let log = self.log
+        task = Task { for await s in stream { log.append(s) } }
     }
 
-    deinit { task?.cancel() }
+    deinit { task.cancel() }
 
     /// Every snapshot recorded so far.
-    public var all: [CameraState] { states.value }
+    public var all: [CameraState] { log.events }
 
-    /// Waits until a recorded snapshot (old or new) satisfies `predicate`, polling every 5 ms.
-    public func wait(timeout: Double, after index: Int = 0, _ predicate: (CameraState) -> Bool) async -> CameraState? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            let snapshot = states.value
-            if snapshot.count > index, let s = snapshot[index...].first(where: predicate) { return s }
-            try? await Task.sleep(nanoseconds: 5_000_000)
-        }
-        let snapshot = states.value
-        return snapshot.count > index ? snapshot[index...].first(where: predicate) : nil
+    /// Waits until a recorded snapshot (old or new) from `index` on satisfies `predicate`; nil
+    /// when none did within `timeout` or the waiting task was cancelled.
+    public func wait(timeout: Duration, after index: Int = 0, _ predicate: (CameraState) -> Bool) async -> CameraState? {
+        await log.first(from: index, until: .now + timeout, where: predicate)
     }
 
     /// Waits for a rebind after `index`: a starting snapshot, then a running one satisfying `predicate`.
-    public func waitForRebind(timeout: Double, after index: Int, _ predicate: (CameraState) -> Bool = { _ in true }) async -> CameraState? {
+    public func waitForRebind(timeout: Duration, after index: Int, _ predicate: (CameraState) -> Bool = { _ in true }) async -> CameraState? {
         guard let starting = await wait(timeout: timeout, after: index, { $0.status == .starting }) else { return nil }
         return await wait(timeout: timeout, after: index) { $0.sequence > starting.sequence && $0.status == .running && predicate($0) }
     }
 
     /// The newest recorded transition (not a dropped-frames report, R5) once the recorder has
     /// caught up with `camera`'s current snapshot.
-    public func lastTransition(of camera: any CameraDevice, timeout: Double) async -> CameraState? {
+    public func lastTransition(of camera: any CameraDevice, timeout: Duration) async -> CameraState? {
         let current = camera.currentState.sequence
         _ = await wait(timeout: timeout) { $0.sequence >= current }
         return all.last(where: isTransition)
     }
 
     /// Waits until the recorder has seen `count` snapshots in total.
-    public func waitForCount(_ count: Int, timeout: Double) async -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if states.value.count >= count { return true }
-            try? await Task.sleep(nanoseconds: 5_000_000)
+    public func waitForCount(_ count: Int, timeout: Duration) async -> Bool {
+        await log.waitForMore(than: count - 1, until: ContinuousClock.now + timeout)
+    }
+}
+
+/// Events in arrival order, and the waits for more of them: each wait is a continuation resumed
+/// when an event arrives (true), or with false when its deadline on `ContinuousClock` passes or
+/// its task is cancelled.
+final class EventLog<Event: Sendable>: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+    private struct State {
+        var events: [Event] = []
+        var waiters: [Waiter] = []
+        /// Waits begun and not yet resolved; a deadline or cancellation for an ID not here is late.
+        var pending: Set<UInt64> = []
+        /// Waits resolved (deadline, cancellation) before their continuation was parked.
+        var resolvedEarly: Set<UInt64> = []
+        var nextID: UInt64 = 0
+    }
+    private let state = Mutex(State())
+
+    /// Every event so far.
+    var events: [Event] { state.withLock { $0.events } }
+    /// How many events arrived so far.
+    var count: Int { state.withLock { $0.events.count } }
+    /// The events from `index` on (none when there are not that many).
+    func events(from index: Int) -> ArraySlice<Event> {
+        state.withLock { $0.events.count > index ? $0.events[max(0, index)...] : [] }
+    }
+
+    /// The first event from `index` on (old or new) that satisfies `predicate`, waiting for new
+    /// ones until `deadline`; nil when none did by then or the task was cancelled.
+    func first(from index: Int = 0, until deadline: ContinuousClock.Instant, where predicate: (Event) -> Bool) async -> Event? {
+        var checked = index
+        while true {
+            let new = events(from: checked)
+            if let e = new.first(where: predicate) { return e }
+            checked += new.count
+            guard await waitForMore(than: checked, until: deadline) else { return nil }
         }
-        return states.value.count >= count
+    }
+
+    /// Records `event` and wakes every wait.
+    func append(_ event: Event) {
+        let woken = state.withLock { s -> [Waiter] in
+            s.events.append(event)
+            for w in s.waiters { s.pending.remove(w.id) }
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for w in woken { w.continuation.resume(returning: true) }
+    }
+
+    /// Whether the log holds more than `count` events, waiting for one until `deadline`; false
+    /// when the deadline passes or the task is cancelled first.
+    func waitForMore(than count: Int, until deadline: ContinuousClock.Instant) async -> Bool {
+        let id: UInt64? = state.withLock { s in
+            guard s.events.count <= count else { return nil }
+            s.nextID &+= 1
+            s.pending.insert(s.nextID)
+            return s.nextID
+        }
+        guard let id else { return true }
+        // The deadline: one sleep until it, cancelled as soon as the wait ends another way.
+        let timer = Task { [self] in
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            resolve(id)
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                let now: Bool? = state.withLock { s in
+                    let early = s.resolvedEarly.remove(id) != nil
+                    if s.events.count > count {
+                        s.pending.remove(id)
+                        return true
+                    }
+                    if early { return false }
+                    s.waiters.append(Waiter(id: id, continuation: c))
+                    return nil
+                }
+                if let now { c.resume(returning: now) }
+            }
+        } onCancel: {
+            resolve(id)
+        }
+    }
+
+    /// Ends wait `id` with false (its deadline passed, its task was cancelled), if still pending.
+    private func resolve(_ id: UInt64) {
+        let waiter = state.withLock { s -> Waiter? in
+            guard s.pending.remove(id) != nil else { return nil }
+            guard let i = s.waiters.firstIndex(where: { $0.id == id }) else {
+                s.resolvedEarly.insert(id)
+                return nil
+            }
+            return s.waiters.remove(at: i)
+        }
+        waiter?.continuation.resume(returning: false)
     }
 }
 
@@ -213,44 +317,47 @@ struct FrameInfo: Sendable {
 }
 
 /// Collects `count` frames (fewer on timeout) without holding their buffers.
-func collectFrames(_ stream: FrameStream, count: Int, timeout: Double, hooks: (any TestHooks)? = nil) async -> [FrameInfo] {
+func collectFrames(_ stream: FrameStream, count: Int, timeout: Duration, hooks: (any TestHooks)? = nil) async -> [FrameInfo] {
     await holdFrames(stream, count: count, timeout: timeout, keep: false, hooks: hooks).infos
 }
 
 /// Collects `count` frames (fewer on timeout); with `keep` the frames themselves are returned and
 /// held, as a hoarding consumer would. The stream stays open.
-func holdFrames(_ stream: FrameStream, count: Int, timeout: Double, keep: Bool, hooks: (any TestHooks)? = nil) async -> (infos: [FrameInfo], frames: [Frame]) {
-    let deadline = Date(timeIntervalSinceNow: timeout)
+func holdFrames(_ stream: FrameStream, count: Int, timeout: Duration, keep: Bool, hooks: (any TestHooks)? = nil) async -> (infos: [FrameInfo], frames: [Frame]) {
+    let deadline = ContinuousClock.now + timeout
     var infos: [FrameInfo] = []
     var frames: [Frame] = []
     while infos.count < count {
-        let left = deadline.timeIntervalSinceNow
-        guard left > 0, let f = await stream.next(timeout: .seconds(left)) else { break }
+        let left = deadline - ContinuousClock.now
+        guard left > .zero, let f = await stream.next(timeout: left) else { break }
         infos.append(FrameInfo(f, hooks: hooks))
         if keep { frames.append(f) }
     }
     return (infos, frames)
 }
 
-/// Waits until `condition` holds, checking every 10 ms; false when `timeout` seconds pass first.
-func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date(timeIntervalSinceNow: timeout)
+/// Waits until `condition` holds, checking every 10 ms; false when `timeout` passes first. Only
+/// for a value with no event to await (a counter the session keeps); a snapshot is awaited with
+/// `StateRecorder`, a device event with an `EventLog`.
+func waitUntil(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
     while !condition() {
-        guard Date() < deadline else { return false }
-        try? await Task.sleep(nanoseconds: 10_000_000)
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
     }
     return true
 }
 
 /// The fault that stops frames for a while on `faults`' device: a reported interruption where the
-/// device can report one (virtual camera), else a silent stall of `stall` seconds (a USB webcam).
-func interruptionFault(_ faults: any FaultInjector, reported: Double, stall: Double) -> DeviceFault {
-    faults.supports(.interruption) ? .interruption(seconds: reported) : .stall(seconds: stall)
+/// device can report one (virtual camera), else a silent stall for `stall` (a USB webcam).
+func interruptionFault(_ faults: any FaultInjector, reported: Double, stall: Duration) -> DeviceFault {
+    faults.supports(.interruption) ? .interruption(seconds: reported) : .stall(seconds: Seconds.of(stall))
 }
 
-/// Sleeps for `seconds`.
-func pause(_ seconds: Double) async {
-    try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+/// Sleeps for `span`: for a wait that is the point (a slow consumer, time for a ramp to pass),
+/// never for something that has an event to await.
+func pause(_ span: Duration) async {
+    try? await Task.sleep(for: max(.zero, span))
 }
 
 extension String {

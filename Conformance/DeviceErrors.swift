@@ -15,11 +15,11 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
         }
         let (cam, rec, want, mark) = try await ctx.startZoomedForRecovery()
         try await faults.inject(.streamError)
-        guard let warned = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "streamError" || $0.status == .error }) else {
+        guard let warned = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.warning?.code == "streamError" || $0.status == .error }) else {
             throw CheckFailure(reason: "no streamError warning after the driver failed the stream: \(cam.currentState)")
         }
         try expect(warned.status != .error, "the stream error ended the session: \(warned)")
-        guard let back = await rec.wait(timeout: ctx.timeout(12), after: mark, {
+        guard let back = await rec.wait(timeout: ctx.timeout(.seconds(12)), after: mark, {
             ($0.status == .running && $0.isPreviewActive && $0.sequence > warned.sequence) || $0.status == .error
         }) else {
             throw CheckFailure(reason: "the stream did not restart: \(cam.currentState)")
@@ -43,9 +43,9 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
         let mark = rec.all.count
         try await faults.inject(.requeueError)
         // Four rounds of the buffer queue: the refused buffer is needed again before they end.
-        let after = await collectFrames(stream, count: 16, timeout: ctx.timeout(20))
+        let after = await collectFrames(stream, count: 16, timeout: ctx.timeout(.seconds(20)))
         try expect(after.count == 16, "frames stopped after a refused buffer: \(after.count) of 16; \(cam.currentState)")
-        guard let warned = await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.warning?.code == "streamError" }) else {
+        guard let warned = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, { $0.warning?.code == "streamError" }) else {
             throw CheckFailure(reason: "the refused buffer was never reported: \(cam.currentState)")
         }
         try expect(warned.status != .error && cam.currentState.status != .error, "the refused buffer ended the session: \(cam.currentState)")
@@ -71,7 +71,7 @@ let deviceErrorsArea = Area(name: "Device errors", checks: [
         var warned = false
         for _ in 1...3 where !warned {
             try await faults.inject(.bufferError)
-            warned = await rec.wait(timeout: ctx.timeout(3), after: mark, { $0.warning?.code == "framesDropped" }) != nil
+            warned = await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark, { $0.warning?.code == "framesDropped" }) != nil
         }
         guard warned else {
             throw CheckFailure(reason: "no framesDropped warning after 3 injected erroneous buffers; statistics \(cam.frameStatistics), \(cam.currentState)")

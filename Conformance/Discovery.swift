@@ -17,10 +17,10 @@ let discoveryArea = Area(name: "Discovery and capabilities", checks: [
     // D2a: listing is fast, starts no stream, and each device has an ID, a name, its backend,
     // a facing and lenses. Catches: a listing that opens streams (slow, or the device busy after).
     Check("D2a", "device listing is fast and complete") { ctx in
-        let t0 = Date()
+        let t0 = ContinuousClock.now
         let devices = try ctx.backend.devices()
-        let elapsed = Date().timeIntervalSince(t0)
-        try expect(elapsed < ctx.timeout(2), "listing took \(String.num(elapsed)) s")
+        let elapsed = ContinuousClock.now - t0
+        try expect(elapsed < ctx.timeout(.seconds(2)), "listing took \(String.num(Seconds.of(elapsed))) s")
         guard let d = devices.first(where: { $0.id == ctx.device.id }) else {
             throw CheckFailure(reason: "device \(ctx.device.id) missing from the listing")
         }
@@ -42,8 +42,8 @@ let discoveryArea = Area(name: "Discovery and capabilities", checks: [
     // `added` with the same ID (a stable ID survives the replug). Catches: a watch that never
     // fires, an ID built from the node number that changes on replug. Needs a fault injector.
     Check("D3", "hot-plug events") { ctx in
-        let events = Locked([DeviceEvent]())
-        guard let watch = ctx.backend.watchDevices({ e in events.withLock { $0.append(e) } }) else {
+        let events = EventLog<DeviceEvent>()
+        guard let watch = ctx.backend.watchDevices({ e in events.append(e) }) else {
             return .notSupported("backend cannot watch for devices")
         }
         defer { watch.cancel() }
@@ -51,15 +51,15 @@ let discoveryArea = Area(name: "Discovery and capabilities", checks: [
         let id = ctx.device.id
         let isAdded: (DeviceEvent) -> Bool = { if case .added(let d) = $0 { return d.id == id }; return false }
         try await faults.inject(.unplug)
-        guard await waitUntil(timeout: ctx.timeout(5), { events.value.contains(.removed(id: id)) }) else {
-            throw CheckFailure(reason: "no removed event for \(id) after \(faults.name) unplugged it: \(events.value)")
+        guard await events.first(until: .now + ctx.timeout(.seconds(5)), where: { $0 == .removed(id: id) }) != nil else {
+            throw CheckFailure(reason: "no removed event for \(id) after \(faults.name) unplugged it: \(events.events)")
         }
-        let mark = events.value.count
+        let mark = events.count
         try await faults.inject(.replug)
-        guard await waitUntil(timeout: ctx.timeout(10), { events.value.dropFirst(mark).contains(where: isAdded) }) else {
-            throw CheckFailure(reason: "no added event for \(id) after the replug: \(events.value)")
+        guard await events.first(from: mark, until: .now + ctx.timeout(.seconds(10)), where: isAdded) != nil else {
+            throw CheckFailure(reason: "no added event for \(id) after the replug: \(events.events)")
         }
-        _ = try await ctx.waitForDeviceListed(timeout: ctx.timeout(5))
+        _ = try await ctx.waitForDeviceListed(timeout: ctx.timeout(.seconds(5)))
         return .ok
     },
     // K1a: the capabilities snapshot answers every question before any session: lenses, zoom

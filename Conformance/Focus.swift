@@ -42,7 +42,7 @@ let focusArea = Area(name: "Focus", checks: [
         for mode in FocusMode.requestable {
             let mark = rec.all.count
             cam.setFocusMode(mode)
-            guard let s = await rec.wait(timeout: ctx.timeout(2), after: mark, isTransition) else {
+            guard let s = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, isTransition) else {
                 throw CheckFailure(reason: "no snapshot after setFocusMode(\(mode))")
             }
             try expect(s.status == .running, "status \(s.status) after \(mode)")

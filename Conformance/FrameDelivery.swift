@@ -19,7 +19,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
             // Half the frames: 7 are gone within ~14 frames; the runner restores 0% after the check.
             try await share.inject(.dropShare(percent: 50))
         }
-        guard let s = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.warning?.code == "framesDropped" }) else {
+        guard let s = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.warning?.code == "framesDropped" }) else {
             throw CheckFailure(reason: "no framesDropped warning; statistics \(cam.frameStatistics)")
         }
         try expect(s.status == .running && s.error == nil, "drop report on \(s)")
@@ -27,7 +27,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
             throw CheckFailure(reason: "warning \(String(describing: s.warning))")
         }
         // A share of frames is dropped over time: the count reaches 7 within a few seconds.
-        let counted = await waitUntil(timeout: ctx.timeout(5)) { cam.frameStatistics.droppedByDriver >= 7 }
+        let counted = await waitUntil(timeout: ctx.timeout(.seconds(5))) { cam.frameStatistics.droppedByDriver >= 7 }
         try expect(counted, "statistics \(cam.frameStatistics)")
         return .ok
     },
@@ -45,11 +45,11 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 8))
         try await ctx.startAndWaitForPreview(cam)
-        guard var last = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "no frame") }
+        guard var last = await stream.next(timeout: ctx.timeout(.seconds(5))) else { throw CheckFailure(reason: "no frame") }
         hooks.inject(.timestampWrap(seconds: 500), deviceID: ctx.device.id)
         var wrapped = false
         for _ in 0..<10 {
-            guard let f = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "frames stopped") }
+            guard let f = await stream.next(timeout: ctx.timeout(.seconds(5))) else { throw CheckFailure(reason: "frames stopped") }
             try expect(f.timestamp > last.timestamp, "timestamp \(last.timestamp) then \(f.timestamp)")
             if f.metadata.driverTimestamp < last.metadata.driverTimestamp { wrapped = true }
             last = f
@@ -64,7 +64,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 8))
         try await ctx.startAndWaitForPreview(cam)
-        let frames = await collectFrames(stream, count: 30, timeout: ctx.timeout(20))
+        let frames = await collectFrames(stream, count: 30, timeout: ctx.timeout(.seconds(20)))
         try expect(frames.count == 30, "got \(frames.count) of 30 frames")
         var gaps = 0
         for (a, b) in zip(frames, frames.dropFirst()) {
@@ -96,14 +96,14 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         }
         // The app's loop, `for try await frame in stream`, ends by throwing the typed error.
         for stream in streams {
-            let end = await loopEnd(stream, seconds: ctx.timeout(5))
+            let end = await loopEnd(stream, within: ctx.timeout(.seconds(5)))
             try expect(end != nil, "a frame stream was still open; session \(cam.currentState)")
             try expect(end??.code == expected, "the frame loop ended with \(String(describing: end ?? nil)), expected to throw \(expected)")
             try expect(stream.endReason?.code == expected, "stream end reason \(String(describing: stream.endReason)), expected \(expected)")
         }
         // A stream asked for after the failure (no start pending) ends at once as well.
         let late = cam.frames()
-        let lateEnd = await loopEnd(late, seconds: ctx.timeout(2))
+        let lateEnd = await loopEnd(late, within: ctx.timeout(.seconds(2)))
         try expect(lateEnd != nil, "a stream made after the failure stayed open")
         try expect(lateEnd??.code == expected, "the late frame loop ended with \(String(describing: lateEnd ?? nil)), expected to throw \(expected)")
         try expect(late.endReason?.code == expected, "late stream end reason \(String(describing: late.endReason))")
@@ -116,11 +116,11 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let latest = cam.frames(policy: .keepOnlyLatest), queued = cam.frames(policy: .block(capacity: 3))
         try await ctx.startAndWaitForPreview(cam)
-        async let a = collectFrames(queued, count: 8, timeout: ctx.timeout(15))
+        async let a = collectFrames(queued, count: 8, timeout: ctx.timeout(.seconds(15)))
         var slow = 0
-        while slow < 2, await latest.next(timeout: .seconds(ctx.timeout(5))) != nil {
+        while slow < 2, await latest.next(timeout: ctx.timeout(.seconds(5))) != nil {
             slow += 1
-            try await Task.sleep(nanoseconds: UInt64(4 / max(1, cam.streamFormat?.frameRate ?? 30) * 1e9))  // a slow consumer, on purpose
+            try await Task.sleep(for: .seconds(4 / max(1, cam.streamFormat?.frameRate ?? 30)))  // a slow consumer, on purpose
         }
         let fast = await a
         try expect(fast.count == 8 && slow == 2, "blocking stream got \(fast.count) of 8, keepOnlyLatest \(slow) of 2")
@@ -133,12 +133,12 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 4))
         try await ctx.startAndWaitForPreview(cam)
-        let limit = ctx.timeout(10)
+        let limit = ctx.timeout(.seconds(10))
         let counts = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<2 {
                 group.addTask {
                     var n = 0
-                    while n < 3, await stream.next(timeout: .seconds(limit)) != nil { n += 1 }
+                    while n < 3, await stream.next(timeout: limit) != nil { n += 1 }
                     return n
                 }
             }
@@ -163,18 +163,18 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
             return true
         }
         timed.cancel()
-        guard let t = await valueWithin(timed, seconds: ctx.timeout(2)) else { throw CheckFailure(reason: "next(timeout:) ignored cancellation") }
+        guard let t = await valueWithin(timed, within: ctx.timeout(.seconds(2))) else { throw CheckFailure(reason: "next(timeout:) ignored cancellation") }
         try expect(t, "cancelled next(timeout:) returned a frame")
         try expect(!stream.isFinished, "cancelling next(timeout:) ended the stream")
         looped.cancel()
-        try expect(await valueWithin(looped, seconds: ctx.timeout(2)) == true, "cancelled for-await loop did not end")
+        try expect(await valueWithin(looped, within: ctx.timeout(.seconds(2))) == true, "cancelled for-await loop did not end")
         return .ok
     },
 ])
 
-/// How a `for try await` loop over `stream` ends within `seconds`: nil when it has not ended
+/// How a `for try await` loop over `stream` ends within `span`: nil when it has not ended
 /// (a hang), `.some(nil)` when it ended normally (stop, cancel), `.some(error)` when it threw.
-func loopEnd(_ stream: FrameStream, seconds: Double) async -> CameraError?? {
+func loopEnd(_ stream: FrameStream, within span: Duration) async -> CameraError?? {
     let loop = Task { () -> CameraError? in
         do throws(CameraError) {
             for try await _ in stream {}
@@ -183,22 +183,22 @@ func loopEnd(_ stream: FrameStream, seconds: Double) async -> CameraError?? {
         }
         return nil
     }
-    let ended = await valueWithin(loop, seconds: seconds)
+    let ended = await valueWithin(loop, within: span)
     loop.cancel()
     return ended
 }
 
-/// Whether `stream` ends (a `for try await` loop finishes, normally or by throwing) within `seconds`.
-func endsWithin(_ stream: FrameStream, seconds: Double) async -> Bool {
-    await loopEnd(stream, seconds: seconds) != nil
+/// Whether `stream` ends (a `for try await` loop finishes, normally or by throwing) within `span`.
+func endsWithin(_ stream: FrameStream, within span: Duration) async -> Bool {
+    await loopEnd(stream, within: span) != nil
 }
 
-/// The task's value, or nil when it is not done within `seconds` (a guard against a hang).
-func valueWithin<T: Sendable>(_ task: Task<T, Never>, seconds: Double) async -> T? {
+/// The task's value, or nil when it is not done within `span` (a guard against a hang).
+func valueWithin<T: Sendable>(_ task: Task<T, Never>, within span: Duration) async -> T? {
     await withTaskGroup(of: T?.self) { group in
         group.addTask { await task.value }
         group.addTask {
-            try? await Seconds.sleep(seconds)
+            try? await Task.sleep(for: span)  // the deadline of the race, not a poll
             return nil
         }
         let first = await group.next() ?? nil
@@ -215,14 +215,14 @@ private func wrapFromTheNextStart(_ ctx: ConformanceContext, _ faults: any Fault
     let cam = ctx.openCamera()
     let stream = cam.frames(policy: .block(capacity: 8))
     try await ctx.startAndWaitForPreview(cam)
-    guard var last = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "no frame") }
-    let deadline = Date(timeIntervalSinceNow: ctx.timeout(DeviceFault.timestampWrapDelay + 10))
+    guard var last = await stream.next(timeout: ctx.timeout(.seconds(5))) else { throw CheckFailure(reason: "no frame") }
+    let deadline = ContinuousClock.now + ctx.timeout(.seconds(DeviceFault.timestampWrapDelay + 10))
     var sinceWrap: Int?
     while (sinceWrap ?? 0) < 5 {
-        guard Date() < deadline else {
+        guard ContinuousClock.now < deadline else {
             throw CheckFailure(reason: "driverTimestamp never wrapped (last \(last.metadata.driverTimestamp)) within \(String.num(DeviceFault.timestampWrapDelay)) s and a margin")
         }
-        guard let f = await stream.next(timeout: .seconds(ctx.timeout(5))) else { throw CheckFailure(reason: "frames stopped: \(cam.currentState)") }
+        guard let f = await stream.next(timeout: ctx.timeout(.seconds(5))) else { throw CheckFailure(reason: "frames stopped: \(cam.currentState)") }
         let appStep = f.timestamp - last.timestamp, driverStep = f.metadata.driverTimestamp - last.metadata.driverTimestamp
         try expect(appStep > 0, "timestamp \(last.timestamp) then \(f.timestamp) (driver \(last.metadata.driverTimestamp) then \(f.metadata.driverTimestamp))")
         if driverStep < 0 {

@@ -12,7 +12,7 @@ let frameMetadataArea = Area(name: "Frame metadata", checks: [
         let want = min(2, range.upperBound)
         cam.setZoomRatio(want)
         try await ctx.startAndWaitForPreview(cam)
-        let f = try await cam.frame(atGeneration: cam.requestedSettingsGeneration, timeout: .seconds(ctx.timeout(10)))
+        let f = try await cam.frame(atGeneration: cam.requestedSettingsGeneration, timeout: ctx.timeout(.seconds(10)))
         let s = cam.currentState
         let m = f.metadata
         try expect(m.sequence == f.sequence && m.timestamp == f.timestamp, "metadata #\(m.sequence) t=\(m.timestamp), frame #\(f.sequence) t=\(f.timestamp)")
@@ -38,11 +38,11 @@ let frameMetadataArea = Area(name: "Frame metadata", checks: [
         let cam = ctx.openCamera()
         cam.setZoomRatio(1)
         try await ctx.startAndWaitForPreview(cam)
-        let wide = try await cam.frame(atGeneration: cam.requestedSettingsGeneration, timeout: .seconds(ctx.timeout(10)))
+        let wide = try await cam.frame(atGeneration: cam.requestedSettingsGeneration, timeout: ctx.timeout(.seconds(10)))
         let wideFOV = wide.fieldOfView.width, wideLens = wide.metadata.lens
         cam.setZoomRatio(2)
         let generation = cam.requestedSettingsGeneration
-        let tight = try await cam.frame(atGeneration: generation, timeout: .seconds(ctx.timeout(10)))
+        let tight = try await cam.frame(atGeneration: generation, timeout: ctx.timeout(.seconds(10)))
         try expect(tight.metadata.generation >= generation && tight.metadata.generation > wide.metadata.generation,
                    "generations \(wide.metadata.generation) then \(tight.metadata.generation), waited for \(generation)")
         try expect(close(tight.metadata.zoomRatio, 2), "frame of generation \(generation) has zoom \(tight.metadata.zoomRatio)")

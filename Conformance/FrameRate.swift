@@ -39,7 +39,7 @@ let frameRateArea = Area(name: "Frame rate", checks: [
         else { return .notSupported("the streamed format offers one frame rate") }
         let mark = rec.all.count
         cam.setFrameRateRange(min: lowest, max: lowest)
-        guard await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.isPreviewActive }) != nil else {
+        guard await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.isPreviewActive }) != nil else {
             throw CheckFailure(reason: "no rebind to preview after setFrameRateRange(\(lowest)...\(lowest)): \(cam.currentState)")
         }
         let s = cam.currentState

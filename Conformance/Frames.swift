@@ -38,7 +38,7 @@ let framesArea = Area(name: "Frames", checks: [
         let stream = cam.frames(policy: .block(capacity: 4))
         cam.start()
         let n = 12
-        let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(20))
+        let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(.seconds(20)))
         try expect(frames.count == n, "got \(frames.count) of \(n) frames")
         guard let format = cam.streamFormat else { throw CheckFailure(reason: "no negotiated format") }
         for (a, b) in zip(frames, frames.dropFirst()) {
@@ -95,7 +95,7 @@ let framesArea = Area(name: "Frames", checks: [
         while let f = try await frames.next() {
             got.append(f.sequence)
             if got.count == 4 { break }
-            try await Task.sleep(nanoseconds: UInt64(interval * 4 * 1e9))
+            try await Task.sleep(for: .seconds(interval * 4))  // a slow consumer, on purpose
         }
         try expect(got.count == 4, "stream ended after \(got.count) frames")
         try expect(stream.droppedFrames > 0, "slow consumer but no drops counted (sequences \(got))")
@@ -108,7 +108,7 @@ let framesArea = Area(name: "Frames", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 2))
         cam.start()
-        let frames = await collectFrames(stream, count: 6, timeout: ctx.timeout(20))
+        let frames = await collectFrames(stream, count: 6, timeout: ctx.timeout(.seconds(20)))
         try expect(frames.count == 6, "got \(frames.count) frames")
         try expect(stream.droppedFrames == 0, "\(stream.droppedFrames) dropped under the block policy")
         return .ok
@@ -120,12 +120,12 @@ let framesArea = Area(name: "Frames", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 64))
         cam.start()
-        var hoard = await holdFrames(stream, count: 64, timeout: ctx.timeout(4), keep: true).frames
+        var hoard = await holdFrames(stream, count: 64, timeout: ctx.timeout(.seconds(4)), keep: true).frames
         let held = hoard.count
         try expect(held >= 1, "no frames at all")
         try expect(held < 64, "backend produced \(held) frames while all were held: memory not bounded")
         hoard.removeAll()
-        let more = await collectFrames(stream, count: 3, timeout: ctx.timeout(10))
+        let more = await collectFrames(stream, count: 3, timeout: ctx.timeout(.seconds(10)))
         try expect(more.count == 3, "stream did not resume after release (got \(more.count))")
         return .ok
     },
@@ -141,11 +141,13 @@ let framesArea = Area(name: "Frames", checks: [
             let cam = ctx.openCamera()
             let stream = cam.frames(policy: .block(capacity: 4))
             cam.start()
-            let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(n > 10 ? 30 : 10))
+            let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(.seconds(n > 10 ? 30 : 10)))
             try expect(frames.count == n, "cycle \(i): \(frames.count) of \(n) frames")
             await cam.stop()
             if i == 0 {
-                try await Task.sleep(nanoseconds: 100_000_000)
+                // Deliberate: the stopped session's threads take a moment to exit; the baseline
+                // is taken after, and the settle loop below forgives later noise anyway.
+                try await Task.sleep(for: .milliseconds(100))
                 baseline = processResources()
                 baselineDescriptors = openDescriptors()
             }
@@ -154,9 +156,10 @@ let framesArea = Area(name: "Frames", checks: [
         // The counts are process-wide: other suites running in parallel (swift test) open threads
         // and descriptors too. A leak stays; their noise comes and goes, so give it time to settle.
         var after = processResources()
-        let settleBy = Date(timeIntervalSinceNow: ctx.timeout(5))
-        while after.fds > baseline.fds || after.threads > baseline.threads + 2, Date() < settleBy {
-            try await Task.sleep(nanoseconds: 100_000_000)
+        let settleBy = ContinuousClock.now + ctx.timeout(.seconds(5))
+        while after.fds > baseline.fds || after.threads > baseline.threads + 2, ContinuousClock.now < settleBy {
+            // Process-wide counts have no event to await: they are read again every 100 ms.
+            try await Task.sleep(for: .milliseconds(100))
             after = processResources()
         }
         try expect(after.fds <= baseline.fds,
@@ -170,12 +173,12 @@ let framesArea = Area(name: "Frames", checks: [
         let cam = ctx.openCamera()
         let stream = cam.frames(policy: .block(capacity: 4))
         cam.start()
-        let held = await holdFrames(stream, count: 2, timeout: ctx.timeout(10), keep: true).frames
+        let held = await holdFrames(stream, count: 2, timeout: ctx.timeout(.seconds(10)), keep: true).frames
         try expect(held.count == 2, "no frames")
-        let t0 = Date()
+        let t0 = ContinuousClock.now
         await cam.stop()
-        let took = Date().timeIntervalSince(t0)
-        try expect(took < ctx.timeout(3), "stop took \(String.num(took)) s with frames held")
+        let took = ContinuousClock.now - t0
+        try expect(took < ctx.timeout(.seconds(3)), "stop took \(String.num(Seconds.of(took))) s with frames held")
         try expect(held.allSatisfy { $0.byteCount > 0 && $0.planes[0].bytes.last != nil }, "held frames unreadable")
         return .ok
     },
@@ -195,7 +198,7 @@ let framesArea = Area(name: "Frames", checks: [
             return .notSupported("a virtual device exists in one process only")
         }
         guard let holder = ctx.holder else { return .skip("no program to start another process with (run camhal conformance)") }
-        let release = try await holder(ctx.backend.identifier, ctx.device, ctx.timeout(20))
+        let release = try await holder(ctx.backend.identifier, ctx.device, Seconds.of(ctx.timeout(.seconds(20))))
         defer { release() }
         return try await expectBusy(ctx, "session beside another process")
     },
@@ -206,13 +209,13 @@ let framesArea = Area(name: "Frames", checks: [
 func expectBusy(_ ctx: ConformanceContext, _ what: String) async throws -> Outcome {
     let second = ctx.openCamera()
     let rec = StateRecorder(second)
-    let t0 = Date()
+    let t0 = ContinuousClock.now
     second.start()
-    guard let s = await rec.wait(timeout: ctx.timeout(3), { $0.status == .error || $0.isPreviewActive }) else {
+    guard let s = await rec.wait(timeout: ctx.timeout(.seconds(3)), { $0.status == .error || $0.isPreviewActive }) else {
         throw CheckFailure(reason: "\(what) neither failed nor ran: \(second.currentState)")
     }
-    let took = Date().timeIntervalSince(t0)
+    let took = ContinuousClock.now - t0
     guard case .busy? = s.error else { throw CheckFailure(reason: "\(what): \(s)") }
-    try expect(took < max(1, ctx.timeout(0.5)), "busy took \(String.num(took)) s")
+    try expect(took < max(.seconds(1), ctx.timeout(.seconds(0.5))), "busy took \(String.num(Seconds.of(took))) s")
     return .ok
 }

@@ -11,7 +11,7 @@ func applyAndWait(
 ) async throws -> CameraState {
     let mark = rec.all.count
     set()
-    guard let s = await rec.wait(timeout: ctx.timeout(3), after: mark, { s in
+    guard let s = await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark, { s in
         isTransition(s) && predicate(s) && !onlyConverged(s, since: rec.all.last { $0.sequence + 1 == s.sequence })
     }) else {
         throw CheckFailure(reason: "no snapshot after \(what): last state \(cam.currentState)")
@@ -90,10 +90,10 @@ func measureSettled(_ cam: Camera, _ ctx: ConformanceContext) async throws -> (l
     let generation = cam.requestedSettingsGeneration
     let stream = cam.frames(policy: .keepOnlyLatest)
     defer { stream.cancel() }
-    let deadline = Date(timeIntervalSinceNow: ctx.timeout(10))
+    let deadline = ContinuousClock.now + ctx.timeout(.seconds(10))
     var first: UInt64?
-    while deadline.timeIntervalSinceNow > 0 {
-        guard let f = await stream.next(timeout: .seconds(deadline.timeIntervalSinceNow)) else { break }
+    while ContinuousClock.now < deadline {
+        guard let f = await stream.next(timeout: deadline - ContinuousClock.now) else { break }
         guard f.metadata.generation >= generation else { continue }
         guard let seen = first else { first = f.sequence; continue }
         guard f.sequence > seen else { continue }
@@ -111,9 +111,9 @@ func measureUntil(
     let stream = cam.frames(policy: .keepOnlyLatest)
     defer { stream.cancel() }
     var seen = 0
-    let deadline = Date(timeIntervalSinceNow: ctx.timeout(10))
-    while seen < limit, deadline.timeIntervalSinceNow > 0 {
-        guard let f = await stream.next(timeout: .seconds(deadline.timeIntervalSinceNow)) else { break }
+    let deadline = ContinuousClock.now + ctx.timeout(.seconds(10))
+    while seen < limit, ContinuousClock.now < deadline {
+        guard let f = await stream.next(timeout: deadline - ContinuousClock.now) else { break }
         guard f.metadata.generation >= generation, let m = measureLightAndColour(f) else { continue }
         seen += 1
         if done(m) { return m }

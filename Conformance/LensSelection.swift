@@ -32,7 +32,7 @@ let lensSelectionArea = Area(name: "Lens selection", checks: [
         for lens in ctx.device.lenses where lens.isPinnable {
             let mark = rec.all.count
             cam.setLensSelection(try LensSelection.pin(lens))
-            guard let s = await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.isPreviewActive }) else {
+            guard let s = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.isPreviewActive }) else {
                 throw CheckFailure(reason: "pin \(lens.id) never ran: \(cam.currentState)")
             }
             try expect(s.activeLens == lens, "active lens \(String(describing: s.activeLens)) after pinning \(lens.id)")
@@ -58,7 +58,7 @@ let lensSelectionArea = Area(name: "Lens selection", checks: [
             hooks.inject(.lensUnavailable(lensID: real.id), deviceID: ctx.device.id)
             let mark = rec.all.count
             cam.setLensSelection(.pinned(real))
-            guard let f = await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.isPreviewActive }) else {
+            guard let f = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.isPreviewActive }) else {
                 throw CheckFailure(reason: "fallback never ran: \(cam.currentState)")
             }
             try expect(f.warning == .lensUnavailable(lensID: real.id) && f.error == nil, "injected failure gave \(f)")
@@ -74,7 +74,7 @@ let lensSelectionArea = Area(name: "Lens selection", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         cam.setLensSelection(.pinned(lens))
-        guard let s = await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.activeLens == lens }) else {
+        guard let s = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.activeLens == lens }) else {
             throw CheckFailure(reason: "no rebind to \(lens.id): \(cam.currentState)")
         }
         try expect(s.minZoomRatio == 1, "not re-based: \(s)")

@@ -111,7 +111,7 @@ let meteringArea = Area(name: "Metering", checks: [
         let set = try await applyAndWait(cam, rec, ctx, "setMetering(autoCancelAfter: .seconds(0.5))", { cam.setMetering([region], autoCancelAfter: .seconds(0.5)) })
         try expect(set.metering.count == 1 && same(set.metering.first?.center, region.center), "snapshot meters \(set.metering) after setMetering(\(region))")
         let mark = rec.all.count
-        guard let cancelled = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.metering.isEmpty }) else {
+        guard let cancelled = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.metering.isEmpty }) else {
             throw CheckFailure(reason: "metering \(cam.currentState.metering) still in effect 5 s after a 0.5 s auto-cancel")
         }
         try expect(cancelled.status == .running, "auto-cancel left status \(cancelled.status)")
@@ -137,7 +137,7 @@ let meteringArea = Area(name: "Metering", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         func meterAndSettle(_ regions: [MeteringRegion], _ what: String) async throws -> Double {
             let s = try await applyAndWait(cam, rec, ctx, what, { cam.setMetering(regions, autoCancelAfter: nil) })
-            guard await rec.wait(timeout: ctx.timeout(5), after: rec.all.firstIndex(of: s) ?? 0, { $0.convergence.exposure == .converged }) != nil else {
+            guard await rec.wait(timeout: ctx.timeout(.seconds(5)), after: rec.all.firstIndex(of: s) ?? 0, { $0.convergence.exposure == .converged }) != nil else {
                 throw CheckFailure(reason: "auto exposure never reported converged after \(what): \(cam.currentState)")
             }
             // Converged means the picture no longer changes: two frames after it agree.

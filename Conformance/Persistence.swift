@@ -21,7 +21,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         await cam.stop()
         let mark = rec.all.count
         cam.start()
-        guard let s = await rec.wait(timeout: ctx.timeout(15), after: mark, { $0.status == .running }) else {
+        guard let s = await rec.wait(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.status == .running }) else {
             throw CheckFailure(reason: "restart failed: \(cam.currentState)")
         }
         try expect(s.activeLens == lens, "pin lost: active \(String(describing: s.activeLens))")
@@ -43,11 +43,11 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setTorch(true)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
-        try await faults.inject(interruptionFault(faults, reported: 0.4, stall: ctx.timeout(3)))
-        guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
+        try await faults.inject(interruptionFault(faults, reported: 0.4, stall: ctx.timeout(.seconds(3))))
+        guard let i = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "no interruption")
         }
-        guard let s = await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) else {
+        guard let s = await rec.wait(timeout: ctx.timeout(.seconds(10)), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) else {
             throw CheckFailure(reason: "no recovery")
         }
         try expect(close(s.zoomRatio, zoom) && s.isTorchEnabled == ctx.device.hasTorch, "after recovery: \(s)")
@@ -64,7 +64,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setTorch(true)
         let mark = rec.all.count
         cam.setLensSelection(.pinned(lens))
-        guard let s = await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.activeLens == lens }) else {
+        guard let s = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.activeLens == lens }) else {
             throw CheckFailure(reason: "pin never ran")
         }
         try expect(s.zoomRatio == 1 && !s.isTorchEnabled && (s.focusMode == .continuous || s.focusMode == .fixed), "not reset: \(s)")
@@ -84,7 +84,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setZoomRatio(1.5)
         let mark = rec.all.count
         cam.setFacing(other.facing)
-        guard let s = await rec.waitForRebind(timeout: ctx.timeout(15), after: mark, { $0.activeLens?.facing == other.facing }) else {
+        guard let s = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.activeLens?.facing == other.facing }) else {
             throw CheckFailure(reason: "facing switch never ran: \(cam.currentState)")
         }
         try expect(s.zoomRatio == 1 && !s.isTorchEnabled, "live switch did not reset: \(s)")
@@ -95,7 +95,7 @@ let persistenceArea = Area(name: "Persistence", checks: [
         cam.setFacing(ctx.device.facing)
         let mark2 = rec.all.count
         cam.start()
-        guard let t = await rec.wait(timeout: ctx.timeout(15), after: mark2, { $0.status == .running }) else {
+        guard let t = await rec.wait(timeout: ctx.timeout(.seconds(15)), after: mark2, { $0.status == .running }) else {
             throw CheckFailure(reason: "restart failed")
         }
         try expect(t.activeLens?.facing == ctx.device.facing && close(t.zoomRatio, 1.5), "stopped switch reset values: \(t)")

@@ -120,15 +120,15 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         let cam = ctx.openCamera()
         try await ctx.startAndWaitForPreview(cam)
         let first = try controls.value(of: c.name)
-        let deadline = Date(timeIntervalSinceNow: ctx.timeout(3))
-        while Date() < deadline {
-            _ = try await cam.frame(atGeneration: 0, timeout: .seconds(ctx.timeout(2)))
+        let deadline = ContinuousClock.now + ctx.timeout(.seconds(3))
+        while ContinuousClock.now < deadline {
+            _ = try await cam.frame(atGeneration: 0, timeout: ctx.timeout(.seconds(2)))
             if try controls.value(of: c.name) != first { return .ok }
         }
         // A device may hold a volatile value steady (a gain its auto loop settled on); the virtual
         // camera's frame counter must move.
         if ctx.backend.identifier == "virtual" { throw CheckFailure(reason: "volatile \(c.name) stayed \(first) while frames were rendered") }
-        return .notSupported("volatile \(c.name) held \(first) for \(ctx.timeout(3)) s")
+        return .notSupported("volatile \(c.name) held \(first) for \(String.num(Seconds.of(ctx.timeout(.seconds(3))))) s")
     },
     // X6: a control a CamHAL setter drives (zoom_absolute, focus_automatic_continuous, the
     // torch's flash_led_mode) refuses raw writes naming that setter, so the snapshot and the
@@ -187,12 +187,12 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
             return .skip("no way to change a control from another process: \(ctx.device.id) names no V4L2 node and \(ctx.backend.identifier) has no external writer")
         }
         let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(ctx.timeout(3) * 1e9))
+            try? await Task.sleep(for: ctx.timeout(.seconds(3)))  // the deadline, not a poll
             seen.cancel()
         }
         defer { timer.cancel() }
         guard await seen.value != nil else {
-            throw CheckFailure(reason: "no change of \(c.name) to \(target) reported within \(ctx.timeout(3)) s")
+            throw CheckFailure(reason: "no change of \(c.name) to \(target) reported within \(String.num(Seconds.of(ctx.timeout(.seconds(3))))) s")
         }
         return .ok
     },

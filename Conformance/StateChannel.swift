@@ -2,10 +2,12 @@ import CamHAL
 import Dispatch
 import Foundation
 
-/// A delegate that records what it is told, and on which queue.
+/// A delegate that records what it is told, and on which queue; a check awaits what it was told
+/// (the delegate runs on its own queue, after the stream saw the same snapshot).
 final class RecordingDelegate: CameraStateDelegate, @unchecked Sendable {
-    let states = Locked([CameraState]())
-    let failures = Locked([CameraError]())
+    // @unchecked: DispatchSpecificKey is not Sendable, though it is only a key compared by identity.
+    let states = EventLog<CameraState>()
+    let failures = EventLog<CameraError>()
     let onExpectedQueue = Locked(true)
     let queueKey: DispatchSpecificKey<Int>?
 
@@ -13,10 +15,10 @@ final class RecordingDelegate: CameraStateDelegate, @unchecked Sendable {
 
     func camera(_ camera: any CameraDevice, didChangeState state: CameraState) {
         if let key = queueKey, DispatchQueue.getSpecific(key: key) != 1 { onExpectedQueue.set(false) }
-        states.withLock { $0.append(state) }
+        states.append(state)
     }
     func camera(_ camera: any CameraDevice, didFail error: CameraError) {
-        failures.withLock { $0.append(error) }
+        failures.append(error)
     }
 }
 
@@ -43,13 +45,14 @@ let stateChannelArea = Area(name: "State channel", checks: [
         cam.delegate = delegate
         let rec = StateRecorder(cam)
         cam.start()
-        _ = await rec.wait(timeout: ctx.timeout(15)) { $0.isPreviewActive }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(15))) { $0.isPreviewActive }
         cam.setZoomRatio(1.5)
-        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.zoomRatio > 1.2 }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.zoomRatio > 1.2 }
         await cam.stop()
-        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.isReleased }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        let all = rec.all, delegated = delegate.states.value
+        let released = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.isReleased }
+        // The delegate's queue gets the same snapshot a moment later.
+        _ = await delegate.states.first(until: .now + ctx.timeout(.seconds(2))) { $0.sequence >= (released?.sequence ?? .max) }
+        let all = rec.all, delegated = delegate.states.events
         // The stream opens with the snapshot current when it was made (S9): the initial one
         // here, which is no transition and so never reaches the delegate.
         try expect(all.first?.sequence == 0 && all.first?.status == .idle, "stream did not open with the initial snapshot: \(String(describing: all.first))")
@@ -76,7 +79,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         for v in values {
             let mark = rec.all.count
             cam.setZoomRatio(v)
-            _ = await rec.wait(timeout: ctx.timeout(3), after: mark) { close($0.zoomRatio, v, tolerance: 1e-9) }
+            _ = await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark) { close($0.zoomRatio, v, tolerance: 1e-9) }
         }
         let zooms = rec.all.dropFirst(before).filter { $0.status == .running && $0.warning?.code != "framesDropped" }.map(\.zoomRatio)
         try expect(zooms.map { String.num($0) } == values.map { String.num($0) }, "saw zooms \(zooms), set \(values)")
@@ -100,7 +103,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         for r in readers { if let bad = await r.value { throw CheckFailure(reason: bad) } }
         try await ctx.settle(cam)
         let current = cam.currentState
-        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= current.sequence }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.sequence >= current.sequence }
         try expect(rec.all.last == cam.currentState, "currentState \(cam.currentState) != last delivered \(String(describing: rec.all.last))")
         return .ok
     },
@@ -113,7 +116,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         try await ctx.startAndWaitForPreview(cam)
         let current = cam.currentState
         let late = StateRecorder(cam)
-        guard let first = await late.wait(timeout: ctx.timeout(2), { _ in true }) else {
+        guard let first = await late.wait(timeout: ctx.timeout(.seconds(2)), { _ in true }) else {
             throw CheckFailure(reason: "a late subscriber got nothing; current \(current)")
         }
         try expect(first.isPreviewActive && first.sequence >= current.sequence, "late subscriber's first snapshot \(first), current was \(current)")
@@ -133,7 +136,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         cam.setZoomRatio(.nan)
-        guard await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.warning?.code == "invalidArgument" }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, { $0.warning?.code == "invalidArgument" }) != nil else {
             throw CheckFailure(reason: "NaN gave no warning")
         }
         let after = rec.all.count
@@ -142,7 +145,7 @@ let stateChannelArea = Area(name: "State channel", checks: [
         cam.setZoomRatio(want)
         cam.setTorch(true)
         try await ctx.settle(cam)
-        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.sequence >= cam.currentState.sequence }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.sequence >= cam.currentState.sequence }
         let stale = rec.all.dropFirst(after).filter { $0.warning?.code == "invalidArgument" }
         try expect(stale.isEmpty, "warning stuck on \(stale.count) later snapshots: \(stale.first.map(\.description) ?? "")")
         return .ok
@@ -181,9 +184,9 @@ let stateChannelArea = Area(name: "State channel", checks: [
         let rec = StateRecorder(cam)
         let frames = cam.frames()
         cam.start()
-        let firstFrame = await collectFrames(frames, count: 1, timeout: ctx.timeout(15)).first
+        let firstFrame = await collectFrames(frames, count: 1, timeout: ctx.timeout(.seconds(15))).first
         try expect(firstFrame != nil, "no frame arrived")
-        _ = await rec.wait(timeout: ctx.timeout(2)) { $0.isPreviewActive }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.isPreviewActive }
         let states = rec.all
         try expect(states.filter { $0.status == .idle || $0.status == .starting }.allSatisfy { !$0.isPreviewActive },
                    "preview active while idle/starting")
@@ -200,11 +203,11 @@ let stateChannelArea = Area(name: "State channel", checks: [
         let mark = rec.all.count
         guard let lens = ctx.device.lenses.first(where: \.isPinnable) else { return .notSupported("no pinnable lens to rebind with") }
         cam.setLensSelection(.pinned(lens))
-        guard let reset = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .starting }) else {
+        guard let reset = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.status == .starting }) else {
             throw CheckFailure(reason: "no rebind seen")
         }
         try expect(!reset.isPreviewActive, "rebind snapshot still preview-active")
-        try expect(await rec.wait(timeout: ctx.timeout(15), after: mark, { $0.isPreviewActive }) != nil, "preview never came back")
+        try expect(await rec.wait(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.isPreviewActive }) != nil, "preview never came back")
         await cam.stop()
         try expect(!cam.currentState.isPreviewActive, "preview active after stop")
         return .ok
@@ -220,14 +223,16 @@ let stateChannelArea = Area(name: "State channel", checks: [
         cam.stop { calls.withLock { $0 += 1 } }
         let returnedIn = Date().timeIntervalSince(t0)
         try expect(returnedIn < 0.05, "stop blocked for \(String.num(returnedIn)) s")
-        _ = await rec.wait(timeout: ctx.timeout(5)) { $0.isReleased }
-        try await Task.sleep(nanoseconds: UInt64(ctx.timeout(0.2) * 1e9))
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(5))) { $0.isReleased }
+        // Deliberate: a second run of the completion is something that must not happen, which no
+        // event announces; give it a moment to show.
+        try await Task.sleep(for: ctx.timeout(.seconds(0.2)))
         try expect(calls.value == 1, "completion ran \(calls.value) times")
         let released = rec.all.filter(\.isReleased)
         try expect(released.count == 1, "\(released.count) snapshots with isReleased")
         try expect(rec.all.last?.isReleased == true, "released snapshot is not the last one")
         cam.start()
-        _ = await rec.wait(timeout: ctx.timeout(15)) { $0.isPreviewActive && !$0.isReleased && $0.sequence > released[0].sequence }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(15))) { $0.isPreviewActive && !$0.isReleased && $0.sequence > released[0].sequence }
         try expect(!cam.currentState.isReleased, "isReleased stayed true on later snapshots")
         return .ok
     },
@@ -251,13 +256,13 @@ let stateChannelArea = Area(name: "State channel", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         try await faults.inject(.unplug)
-        guard let s = await rec.wait(timeout: ctx.timeout(5), { $0.status == .error }) else {
+        guard let s = await rec.wait(timeout: ctx.timeout(.seconds(5)), { $0.status == .error }) else {
             throw CheckFailure(reason: "no error state after disconnect; last \(cam.currentState)")
         }
         try expect(s.error == .disconnected(device: ctx.device.id), "error \(String(describing: s.error))")
         try expect(!s.isPreviewActive, "preview active on error")
-        try await Task.sleep(nanoseconds: 50_000_000)
-        try expect(delegate.failures.value == [.disconnected(device: ctx.device.id)], "didFail got \(delegate.failures.value)")
+        _ = await delegate.failures.first(until: .now + ctx.timeout(.seconds(2))) { _ in true }
+        try expect(delegate.failures.events == [.disconnected(device: ctx.device.id)], "didFail got \(delegate.failures.events)")
         return .ok
     },
     // S8: frames stopping is status interrupted (never a silent freeze) and recovery is automatic,
@@ -268,12 +273,12 @@ let stateChannelArea = Area(name: "State channel", checks: [
         }
         let (cam, rec, want, mark) = try await ctx.startZoomedForRecovery()
         // A device that cannot report an interruption (a USB webcam) stalls past the watchdog's timeout.
-        try await faults.inject(interruptionFault(faults, reported: 0.5, stall: ctx.timeout(3)))
-        guard let i = await rec.wait(timeout: ctx.timeout(5), after: mark, { $0.status == .interrupted }) else {
+        try await faults.inject(interruptionFault(faults, reported: 0.5, stall: ctx.timeout(.seconds(3))))
+        guard let i = await rec.wait(timeout: ctx.timeout(.seconds(5)), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "no interrupted state")
         }
         try expect(!i.isPreviewActive, "preview active while interrupted")
-        guard let back = await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.status == .running && $0.isPreviewActive && $0.sequence > i.sequence }) else {
+        guard let back = await rec.wait(timeout: ctx.timeout(.seconds(10)), after: mark, { $0.status == .running && $0.isPreviewActive && $0.sequence > i.sequence }) else {
             throw CheckFailure(reason: "did not recover: \(cam.currentState)")
         }
         try expect(close(back.zoomRatio, want), "zoom after recovery \(back.zoomRatio), wanted \(want)")
@@ -288,11 +293,11 @@ let stateChannelArea = Area(name: "State channel", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         // Longer than the interruption timeout (2 s scaled), shorter than timeout + recovery delay.
-        try await faults.inject(.stall(seconds: ctx.timeout(3)))
-        guard let i = await rec.wait(timeout: ctx.timeout(6), after: mark, { $0.status == .interrupted }) else {
+        try await faults.inject(.stall(seconds: Seconds.of(ctx.timeout(.seconds(3)))))
+        guard let i = await rec.wait(timeout: ctx.timeout(.seconds(6)), after: mark, { $0.status == .interrupted }) else {
             throw CheckFailure(reason: "silent stall never reported: \(cam.currentState)")
         }
-        guard await rec.wait(timeout: ctx.timeout(10), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(10)), after: mark, { $0.isPreviewActive && $0.sequence > i.sequence }) != nil else {
             throw CheckFailure(reason: "did not recover: \(cam.currentState)")
         }
         return .ok

@@ -219,7 +219,7 @@ func bounded<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async 
     return await withCheckedContinuation { (c: CheckedContinuation<Bounded<Result<T, any Error>>, Never>) in
         let slot = Locked<CheckedContinuation<Bounded<Result<T, any Error>>, Never>?>(c)
         let timer = Task {
-            try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+            try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))  // the deadline, not a poll
             guard !Task.isCancelled else { return }
             slot.withLock { s in defer { s = nil }; return s }?.resume(returning: .timedOut)
         }

@@ -16,11 +16,11 @@ let torchArea = Area(name: "Torch", checks: [
             try expect(rec.all.allSatisfy { !$0.isTorchEnabled }, "torch reported on for a device without one")
             return .notSupported("device has no torch; isTorchEnabled stays false")
         }
-        guard await rec.wait(timeout: ctx.timeout(2), after: mark, { $0.isTorchEnabled }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark, { $0.isTorchEnabled }) != nil else {
             throw CheckFailure(reason: "torch never reported on")
         }
         cam.setTorch(false)
-        guard await rec.wait(timeout: ctx.timeout(2), { !$0.isTorchEnabled && $0.sequence > rec.all[mark].sequence }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(2)), { !$0.isTorchEnabled && $0.sequence > rec.all[mark].sequence }) != nil else {
             throw CheckFailure(reason: "torch never reported off")
         }
         return .ok

@@ -28,10 +28,10 @@ let zoomArea = Area(name: "Zoom", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let s0 = cam.currentState
         cam.setZoomRatio(100)
-        let hi = await rec.wait(timeout: ctx.timeout(2)) { $0.zoomRatio == s0.maxZoomRatio && $0.sequence > s0.sequence }
+        let hi = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.zoomRatio == s0.maxZoomRatio && $0.sequence > s0.sequence }
         try expect(hi != nil, "zoom 100 gave \(cam.currentState.zoomRatio), max \(s0.maxZoomRatio)")
         cam.setZoomRatio(0.01)
-        let lo = await rec.wait(timeout: ctx.timeout(2)) { $0.zoomRatio == s0.minZoomRatio && $0.sequence > (hi?.sequence ?? 0) }
+        let lo = await rec.wait(timeout: ctx.timeout(.seconds(2))) { $0.zoomRatio == s0.minZoomRatio && $0.sequence > (hi?.sequence ?? 0) }
         try expect(lo != nil, "zoom 0.01 gave \(cam.currentState.zoomRatio), min \(s0.minZoomRatio)")
         return .ok
     },
@@ -57,7 +57,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         for lens in ctx.device.lenses where lens.isPinnable {
             let mark = rec.all.count
             cam.setLensSelection(.pinned(lens))
-            guard let p = await rec.wait(timeout: ctx.timeout(15), after: mark, { $0.status == .running && $0.activeLens == lens }) else {
+            guard let p = await rec.wait(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.status == .running && $0.activeLens == lens }) else {
                 throw CheckFailure(reason: "pin \(lens.id) never ran: \(cam.currentState)")
             }
             try expect(p.maxZoomRatio <= 8, "pinned \(lens.id) max \(p.maxZoomRatio)")
@@ -82,12 +82,12 @@ let zoomArea = Area(name: "Zoom", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
         cam.setLinearZoom(0.35)
-        _ = await rec.wait(timeout: ctx.timeout(2), after: mark) { _ in true }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark) { _ in true }
         try expect(abs(cam.currentLinearZoom() - 0.35) < 0.01, "linear 0.35 reads back \(cam.currentLinearZoom())")
         let mid = range.lowerBound * 2 <= range.upperBound ? range.lowerBound * 2 : range.upperBound
         let mark2 = rec.all.count
         cam.setZoomRatio(mid)
-        _ = await rec.wait(timeout: ctx.timeout(2), after: mark2) { close($0.zoomRatio, mid) }
+        _ = await rec.wait(timeout: ctx.timeout(.seconds(2)), after: mark2) { close($0.zoomRatio, mid) }
         let expected = (1 / range.lowerBound - 1 / mid) / (1 / range.lowerBound - 1 / range.upperBound)
         try expect(abs(cam.currentLinearZoom() - expected) < 0.01, "ratio \(mid) reads linear \(cam.currentLinearZoom()), FOV-linear is \(expected)")
         return .ok
@@ -103,7 +103,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         let mark = rec.all.count
         let t0 = Date()
         cam.rampZoomRatio(2, duration: .milliseconds(400))
-        guard await rec.wait(timeout: ctx.timeout(3), after: mark, { close($0.zoomRatio, 2, tolerance: 1e-6) }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark, { close($0.zoomRatio, 2, tolerance: 1e-6) }) != nil else {
             throw CheckFailure(reason: "ramp never reached 2: \(cam.currentState)")
         }
         let took = Date().timeIntervalSince(t0)
@@ -123,7 +123,8 @@ let zoomArea = Area(name: "Zoom", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         cam.rampZoomRatio(3, duration: .milliseconds(1000))
-        try await Task.sleep(nanoseconds: 150_000_000)
+        // Deliberate: let the ramp's time pass so the setter below lands mid-ramp.
+        try await Task.sleep(for: .milliseconds(150))
         cam.setZoomRatio(1.25)
         try await ctx.settle(cam)
         try expect(close(cam.currentState.zoomRatio, 1.25), "zoom \(cam.currentState.zoomRatio) after set 1.25 mid-ramp")
@@ -144,13 +145,13 @@ let zoomArea = Area(name: "Zoom", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let start = rec.all.count
         cam.rampZoomRatio(4, duration: .milliseconds(20_000))
-        guard await rec.wait(timeout: ctx.timeout(5), after: start, { $0.zoomRatio >= 1.1 }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(5)), after: start, { $0.zoomRatio >= 1.1 }) != nil else {
             throw CheckFailure(reason: "first ramp never reached 1.1x")
         }
         let mark = rec.all.count
         let current = cam.currentState.zoomRatio
         cam.rampZoomRatio(1, duration: .milliseconds(400))
-        guard await rec.wait(timeout: ctx.timeout(3), after: mark, { close($0.zoomRatio, 1, tolerance: 1e-6) }) != nil else {
+        guard await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark, { close($0.zoomRatio, 1, tolerance: 1e-6) }) != nil else {
             throw CheckFailure(reason: "second ramp never arrived")
         }
         let zooms = rec.all.dropFirst(mark).map(\.zoomRatio)
@@ -176,7 +177,7 @@ let zoomArea = Area(name: "Zoom", checks: [
         // (back-pressure), so opened before it, it kept the frame carrying the ramp's settings
         // generation from settle's waiter once two frames had filled it (vivid HDMI, 60 fps).
         let stream = cam.frames(policy: .block(capacity: 2))
-        let frames = await collectFrames(stream, count: 12, timeout: ctx.timeout(10))  // > 10 ramp ticks at 30 fps
+        let frames = await collectFrames(stream, count: 12, timeout: ctx.timeout(.seconds(10)))  // > 10 ramp ticks at 30 fps
         try expect(frames.count == 12, "got \(frames.count) of 12 frames")
         let emitted = rec.all.dropFirst(mark).filter(isTransition)
         try expect(emitted.isEmpty, "a motionless ramp emitted \(emitted.count) snapshots: \(emitted.prefix(2).map(\.description))")
@@ -194,11 +195,11 @@ let zoomArea = Area(name: "Zoom", checks: [
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         func frameAt(_ z: Double) async throws -> FrameInfo {
             cam.setZoomRatio(z)
-            _ = await rec.wait(timeout: ctx.timeout(2)) { close($0.zoomRatio, z) }
+            _ = await rec.wait(timeout: ctx.timeout(.seconds(2))) { close($0.zoomRatio, z) }
             let stream = cam.frames()
             defer { stream.cancel() }
             // Skip frames captured before the crop landed.
-            let frames = await collectFrames(stream, count: 4, timeout: ctx.timeout(10), hooks: ctx.hooks)
+            let frames = await collectFrames(stream, count: 4, timeout: ctx.timeout(.seconds(10)), hooks: ctx.hooks)
             guard let last = frames.last else { throw CheckFailure(reason: "no frames at zoom \(z)") }
             return last
         }

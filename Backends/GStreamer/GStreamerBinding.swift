@@ -2,6 +2,7 @@
 import CGStreamer
 import CamHAL
 import Foundation
+import Synchronization
 
 /// One streaming GStreamer pipeline:
 /// `<source> [! capsfilter] [! videoconvert] ! videocrop ! videoscale ! capsfilter ! appsink`.
@@ -29,11 +30,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// What the streaming thread's deliveries share; held for a whole delivery, so `close()`
     /// taking it waits out a frame being delivered (no frame reaches the core after close).
     private let delivery = Locked(Delivery())
-    /// Frames delivered and not yet released by the app, and the most it may hold: beyond it new
-    /// samples are dropped (a V4L2 pool running low copies frames into fresh memory, so the bound
-    /// must be ours) (R2).
-    private let outstanding = Locked(0)
-    private let maxOutstanding: Int
+    /// Frames delivered and not yet released by the app, at most `maxOutstanding`: beyond it new
+    /// samples are dropped, or wait for a release from a non-live source (a V4L2 pool running
+    /// low copies frames into fresh memory, so the bound must be ours) (R2).
+    private let outstanding: FrameAllowance
     /// Whether the source is live (a camera) rather than a file or an unpaced test source.
     private(set) var isLive = false
 
@@ -61,7 +61,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         self.deviceID = deviceID
         self.format = format
         self.sink = sink
-        self.maxOutstanding = max(2, maxOutstanding)
+        self.outstanding = FrameAllowance(limit: max(2, maxOutstanding))
         guard let sinkElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_sink"),
               let cropElement = gst_bin_get_by_name(camhal_gst_bin(pipeline), "camhal_crop") else {
             gst_object_unref(pipeline)
@@ -208,22 +208,13 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             gst_sample_unref(sample)
             return
         }
-        func admit() -> Bool {
-            self.outstanding.withLock { n -> Bool in
-                guard n < maxOutstanding else { return false }
-                n += 1
-                return true
-            }
-        }
-        var admitted = admit()
+        var admitted = outstanding.admit()
         if !admitted && !isLive {
             // A file or an unpaced description waits for the app instead (back-pressure, as the
-            // appsink's drop=false does), so it loses no frame however slow the consumer is.
+            // appsink's drop=false does), so it loses no frame however slow the consumer is. The
+            // app releasing a frame wakes it, and so does close().
             sink.report(.buffersExhausted)
-            while !admitted && !stopping.value {
-                usleep(2_000)
-                admitted = admit()
-            }
+            admitted = outstanding.admitWaiting()
         }
         guard admitted else {
             // The app holds every frame it may: drop, as a sensor would, and say why frames
@@ -234,13 +225,13 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }
         let outstanding = self.outstanding
         guard let buffer = gst_sample_get_buffer(sample), cache.update(gst_sample_get_caps(sample)) else {
-            outstanding.withLock { $0 -= 1 }
+            outstanding.release()
             gst_sample_unref(sample)
             return
         }
         let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
         guard gst_video_frame_map(mapped, &cache.info, buffer, GST_MAP_READ) != 0 else {
-            outstanding.withLock { $0 -= 1 }
+            outstanding.release()
             mapped.deallocate()
             gst_sample_unref(sample)
             return
@@ -269,7 +260,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             sensorCrop: crop.cropApplied(pts: pts),
             onRelease: {
                 held.release()
-                outstanding.withLock { $0 -= 1 }
+                outstanding.release()
             })
         sink.deliver(frame)
     }
@@ -289,8 +280,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// Stops the pipeline (state NULL), waits out a frame being delivered, joins the bus thread
     /// and drops the pipeline. Frames the app still holds keep their own buffer references.
     ///
-    /// Never hangs: a delivery in progress ends once it sees `stopping` (a back-pressured one
-    /// re-checks it every 2 ms), and later samples are dropped, so no frame is delivered after
+    /// Never hangs: a delivery in progress ends once it sees `stopping` (a back-pressured one is
+    /// woken by `outstanding.stop()`), and later samples are dropped, so no frame is delivered after
     /// this returns; the bus thread waits 100 ms at a time; the NULL state change runs on a
     /// helper thread and is waited for at most `closeTimeout` seconds. A source stuck in its stop
     /// (seen with libcamerasrc) is then left to finish in the background, where the pipeline is
@@ -298,6 +289,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     func close() {
         guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
+        outstanding.stop()
         // Only values, not self: close() also runs from deinit.
         let owned = Teardown(pipeline: pipeline, appsink: appsink, crop: crop, onReleased: onReleased)
         let released = DispatchSemaphore(value: 0)
@@ -501,5 +493,74 @@ private let cropProbe: GstPadProbeCallback = { pad, info, context in
     let pts = camhal_gst_pad_probe_info_buffer(info).map { camhal_gst_buffer_pts($0) } ?? camhal_gst_clock_time_none()
     control.onBuffer(pad: pad, pts: pts)
     return GST_PAD_PROBE_OK
+}
+/// How many frames a binding has out with the app, bounded by `limit`. A producer over the
+/// bound waits for a frame's release (or `stop()`), signalled, not polled; each wait is bounded
+/// as well, so a lost signal could only delay it, never hang `close()`.
+final class FrameAllowance: Sendable {
+    private struct State {
+        var count = 0
+        var stopped = false
+        var waiting = false
+    }
+    private let state = Mutex(State())
+    /// Signalled when a waiting producer may find room: a release, or the stop.
+    private let wake = DispatchSemaphore(value: 0)
+    let limit: Int
+    /// Longest single wait before the producer looks again on its own (a safety net: every
+    /// release and the stop signal it).
+    static let waitBound: DispatchTimeInterval = .milliseconds(100)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Frames out with the app now.
+    var count: Int { state.withLock { $0.count } }
+
+    /// Takes a place for one frame if there is one; false when the app holds `limit` or the
+    /// binding stopped.
+    func admit() -> Bool {
+        state.withLock { s in
+            guard !s.stopped, s.count < limit else { return false }
+            s.count += 1
+            return true
+        }
+    }
+
+    /// Waits until a place frees up and takes it (true), or until `stop()` (false).
+    func admitWaiting() -> Bool {
+        while true {
+            let admitted: Bool? = state.withLock { s in
+                if s.stopped { return false }
+                if s.count < limit {
+                    s.count += 1
+                    return true
+                }
+                s.waiting = true
+                return nil
+            }
+            if let admitted { return admitted }
+            _ = wake.wait(timeout: .now() + Self.waitBound)
+        }
+    }
+
+    /// A frame went back: its place is free.
+    func release() {
+        let waiter = state.withLock { s in
+            s.count -= 1
+            defer { s.waiting = false }
+            return s.waiting
+        }
+        if waiter { wake.signal() }
+    }
+
+    /// The binding is closing: a waiting producer gives up, and no frame is admitted any more.
+    func stop() {
+        let waiter = state.withLock { s in
+            s.stopped = true
+            defer { s.waiting = false }
+            return s.waiting
+        }
+        if waiter { wake.signal() }
+    }
 }
 #endif

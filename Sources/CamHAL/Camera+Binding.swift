@@ -138,7 +138,10 @@ extension Camera {
     }
 
     /// Closes the live binding; the machine stopped accepting its frames in the same transition.
+    /// A producer blocked by a full `.block` stream is released first: close() joins the
+    /// producer's thread, and nothing else would wake it (the stream itself stays open).
     func closeBinding() {
+        for q in core.withLock({ $0.streams }) { q.retireProducers() }
         if let binding = live.binding {
             live.binding = nil
             boundFormat.set(nil)

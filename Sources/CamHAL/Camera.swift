@@ -8,6 +8,7 @@ import Synchronization
 ///
 /// All mutable session state lives on one serial queue; public setters only validate their input
 /// and hop onto it, so they never block. `currentState` is read under a lock from any thread.
+// @unchecked: the session's mutable state is confined to `queue` (a serial DispatchQueue), which the compiler cannot check.
 public final class Camera: CameraDevice, @unchecked Sendable {
     /// How a session binds and watches its device.
     public struct Configuration: Sendable {

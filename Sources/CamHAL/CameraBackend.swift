@@ -73,7 +73,7 @@ public protocol DeviceWatch: AnyObject, Sendable {
 /// A device watch that runs `body` on a thread of its own (D3). `body` polls its event source in
 /// short slices and returns once `isCancelled()` is true; `cancel()` (also run on deinit) returns
 /// when it has.
-public final class ThreadDeviceWatch: DeviceWatch, @unchecked Sendable {
+public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     private let stopping = Locked(false)
     private let cancelled = Locked(false)
     private let finished = DispatchSemaphore(value: 0)

@@ -22,7 +22,7 @@ import Glibc
 /// executor as usual, so no app code runs on a thread that did not deliver a frame. As with a
 /// frame handler, a slow body holds the delivery thread: the device drops frames meanwhile (the
 /// stream's policy never sees them), and work that blocks belongs elsewhere.
-public final class FrameDeliveryExecutor: TaskExecutor, @unchecked Sendable {
+public final class FrameDeliveryExecutor: TaskExecutor, Sendable {
     /// The one instance; it has no state of its own.
     public static let shared = FrameDeliveryExecutor()
 

@@ -5,6 +5,8 @@
 /// entered and left on every access), which the lock already guarantees. On the frame path, where
 /// several of these are taken per frame, those checks were about a tenth of the core's
 /// instructions (callgrind, issue 13).
+// @unchecked: the value sits behind a pointer (see above) that only `withLock` touches; a Mutex
+// would make it Sendable by construction but cannot hand a non-Sendable Value out of the lock.
 package final class Locked<Value>: @unchecked Sendable {
     private let lock = ThreadLock()
     private let storage: UnsafeMutablePointer<Value>

@@ -11,7 +11,7 @@ import Musl
 
 /// Starts a detached thread named `name` (the kernel keeps 15 bytes of it) that runs `body`.
 package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable {
+    final class Box: Sendable {
         let body: @Sendable () -> Void
         let name: String
         init(_ body: @escaping @Sendable () -> Void, _ name: String) { self.body = body; self.name = name }
@@ -41,6 +41,7 @@ private func nameThisThread(_ name: String) {
 }
 
 /// A mutex (pthread), for the few places that need one without a guarded value.
+// @unchecked: a pthread mutex behind a pointer, which Swift cannot see is only used locked.
 package final class ThreadLock: @unchecked Sendable {
     fileprivate let raw = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// An unlocked mutex.
@@ -62,6 +63,7 @@ package final class ThreadLock: @unchecked Sendable {
 }
 
 /// A mutex with a condition variable (what NSCondition gives), on CLOCK_MONOTONIC.
+// @unchecked: a pthread condition behind a pointer, used only with its own mutex held.
 package final class Condition: @unchecked Sendable {
     private let mutex = ThreadLock()
     private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

@@ -272,16 +272,74 @@ struct FrameStreamTests {
         #expect(stream.droppedFrames == 0)
     }
 
-    @Test func aFullBlockingQueueGivesUpWhenTheSessionStops() {
+    @Test func aFullBlockingQueueGivesUpWhenTheSessionNoLongerWantsTheFrame() {
         let stream = FrameStream(policy: .block(capacity: 1))
         stream.queue.push(frame(1))
-        // The producer re-asks `keepWaiting` while the queue is full; the session saying "stop"
-        // (false on the third ask) must end the wait and drop the frame, not block forever.
+        // The producer asks `keepWaiting` once it is registered as waiting; a session that said
+        // "stop" before must end the wait at once and drop the frame, not block forever.
         var asked = 0
-        let open = stream.queue.push(frame(2)) { asked += 1; return asked < 3 }
-        #expect(asked == 3)
+        let open = stream.queue.push(frame(2)) { asked += 1; return false }
+        #expect(asked == 1)
         #expect(open)
         #expect(stream.droppedFrames == 1)
+        #expect(stream.queue.blockedProducers == 0)
+    }
+
+    /// A producer blocked on a full queue is released by a signal, not a poll: the binding
+    /// closing (the session stopping) drops its frame; a consumer taking one queues it in order.
+    @Test func aBlockedProducerIsReleasedByTheBindingClosingOrByATake() async {
+        let stream = FrameStream(policy: .block(capacity: 1))
+        stream.queue.push(frame(1))
+        let first = Task { await offPool { stream.queue.push(frame(2)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        stream.queue.retireProducers()
+        #expect(await first.value)
+        #expect(stream.droppedFrames == 1)
+
+        let second = Task { await offPool { stream.queue.push(frame(3)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        #expect(await stream.next(timeout: .seconds(1))?.sequence == 1)
+        #expect(await second.value)
+        #expect(await stream.next(timeout: .seconds(1))?.sequence == 3)
+        #expect(stream.droppedFrames == 1)
+    }
+
+    /// Cancelling the stream wakes a producer blocked on it, which learns the stream ended.
+    @Test func cancellingTheStreamReleasesABlockedProducer() async {
+        let stream = FrameStream(policy: .block(capacity: 1))
+        stream.queue.push(frame(1))
+        let producer = Task { await offPool { stream.queue.push(frame(2)) } }
+        #expect(await eventually { stream.queue.blockedProducers == 1 })
+        stream.cancel()
+        #expect(await producer.value == false)
+        #expect(stream.droppedFrames == 1)
+    }
+
+    /// A `.block` stream nobody reads blocks the producer (the device's frame thread). A rebind
+    /// and then a stop close the binding, which may join that thread: the session releases the
+    /// producer first, by a signal rather than a poll, so neither hangs, and the stream stays open
+    /// across the rebind with each released frame counted as dropped.
+    @Test func aRebindAndAStopReleaseAProducerBlockedByAnUnreadStream() async throws {
+        let (cam, states, backend) = try makeSession()
+        let lenses = try backend.device(id: "virtual-back").lenses.filter(\.isPinnable)
+        try #require(lenses.count >= 2)
+        let unread = cam.frames(policy: .block(capacity: 1))
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        #expect(await eventually { unread.queue.blockedProducers == 1 })
+        let mark = states.value.count
+        cam.setLensSelection(.pinned(lenses[1]))
+        let back = await waitFor(states, after: mark) { $0.isPreviewActive && $0.activeLens == lenses[1] }
+        #expect(back != nil, "the rebind hung: \(cam.currentState)")
+        #expect(!unread.isFinished)
+        #expect(await eventually { unread.queue.blockedProducers == 1 })
+        let stopped = await within(10) { () async -> Bool in
+            await cam.stop()
+            return true
+        }
+        #expect(stopped == true, "stop hung on the blocked producer")
+        #expect(unread.droppedFrames >= 2)
+        #expect(unread.queue.blockedProducers == 0)
     }
 
     @Test func timeoutLeavesTheStreamOpenAndCancelEndsIt() async {
