@@ -55,7 +55,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case facing(Facing)
         case rejected(name: String, value: String)
         case exposureMode(ExposureMode)
-        case exposureDuration(Double)
+        case exposureDuration(Duration)
         case exposureGain(Double)
         case exposureBias(Double)
         /// Mode, preset and temperature are one control: the latest wins (W3).

@@ -12,6 +12,14 @@ package enum Seconds {
         clamped(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
+    /// `duration` clamped to zero...`maximum` seconds, as `clamped(_:)` clamps a Double.
+    public static func clamped(_ duration: Duration) -> Duration {
+        min(max(duration, .zero), .seconds(Int64(maximum)))
+    }
+
+    /// `seconds` as a `Duration`, clamped as `clamped(_:)` clamps a Double (NaN is zero).
+    public static func duration(_ seconds: Double) -> Duration { .seconds(clamped(seconds)) }
+
     /// The longest wait CamHAL schedules: about 31 years, far below UInt64 nanoseconds' limit.
     public static let maximum: Double = 1e9
 

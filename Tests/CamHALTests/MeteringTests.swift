@@ -154,7 +154,7 @@ struct MeteringTests {
         let (cam, states, _) = try makeSession()
         cam.start()
         let before = try #require(await waitFor(states) { $0.isPreviewActive })
-        func light(_ s: CameraState) -> Double { (s.exposure?.duration ?? 0) * (s.exposure?.gain ?? 0) }
+        func light(_ s: CameraState) -> Double { Seconds.of(s.exposure?.duration ?? .zero) * (s.exposure?.gain ?? 0) }
         let mark = states.value.count
         cam.setMetering([MeteringRegion(point: NormalizedPoint(x: 0.1, y: 0.5), modes: .ae)], autoCancelAfter: nil)
         let metered = try #require(await waitFor(states, after: mark) { !$0.metering.isEmpty })
