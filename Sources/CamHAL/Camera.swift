@@ -308,8 +308,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public var requestedSettingsGeneration: UInt64 { pending.withLock { $0.requested } }
 
     /// The most setter calls ever waiting for the session's queue at once. Coalescing keeps it at
-    /// most one per kind of control, whatever the call rate (Q1).
-    public var peakPendingChanges: Int { pending.withLock { $0.peakDepth } }
+    /// most one per kind of control, whatever the call rate (Q1). Test-only (`@_spi(Testing)`).
+    @_spi(Testing) public var peakPendingChanges: Int { pending.withLock { $0.peakDepth } }
 
     /// Waits for the first frame that reflects settings generation `generation` or newer (M2):
     /// `camera.setZoomRatio(2); let f = try await camera.frame(atGeneration: camera.requestedSettingsGeneration)`

@@ -1,8 +1,8 @@
 import CamHALTestSupport
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Testing) @testable import CamHAL
 
 /// Waits until `camera.currentState` satisfies `predicate` (polls the lock-protected value).
 /// The current snapshot once it satisfies `predicate`, within `timeout` seconds the cooperative
