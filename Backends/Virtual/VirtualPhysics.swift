@@ -64,6 +64,12 @@ struct VirtualPhysics: Sendable, Hashable {
         return (Seconds.duration(d), g)
     }
 
+    /// The duration and gain the sensor has now: the settings once the loop has arrived (manual
+    /// and locked always have), else the split of the level auto exposure is passing through.
+    var currentExposure: (duration: Duration?, gain: Double?) {
+        level == target ? (exposure.duration, exposure.gain) : split(level)
+    }
+
     /// Takes a clamped exposure request; returns what the snapshot reports: the manual values, or
     /// the duration and gain the auto loop is heading for, or those it holds.
     mutating func apply(_ request: ExposureSettings) -> ExposureSettings {

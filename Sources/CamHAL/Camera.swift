@@ -175,6 +175,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var focusMode: FocusMode?
         var torch = false
         var generation: UInt64 = 0
+        /// The exposure and white-balance temperature last applied or read back (for frames whose
+        /// backend reports none of its own).
+        var exposure: ExposureSettings?
+        var whiteBalanceTemperature: Double?
     }
 
     /// The backend that drives the device.
