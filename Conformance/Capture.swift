@@ -1,5 +1,5 @@
 #if Media
-import CamHAL
+@_spi(Testing) import CamHAL
 import CamHALMedia
 import Foundation
 

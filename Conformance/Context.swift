@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 import Synchronization
 
@@ -68,7 +68,7 @@ public final class ConformanceContext: @unchecked Sendable {
     }
 
     /// Fault injection and device-side observation, when the backend offers them.
-    public var hooks: (any TestHooks)? { backend as? any TestHooks }
+    @_spi(Testing) public var hooks: (any TestHooks)? { backend as? any TestHooks }
 
     /// A session started at 1.5x zoom (or the device's maximum below it), recorded from its
     /// creation: for checks that a recovery re-applies the desired zoom (S8, S11a). Returns the

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// Device errors the device stays present through: S11 (a failed stream, a refused buffer) and

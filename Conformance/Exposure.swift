@@ -2,12 +2,12 @@ import CamHAL
 import Foundation
 
 /// A manual duration every device with a duration range can take: 1/100 s, clamped into it.
-private func probeDuration(_ r: ClosedRange<Double>) -> Double { min(max(0.01, r.lowerBound), r.upperBound) }
+private func probeDuration(_ r: ClosedRange<Duration>) -> Duration { min(max(.milliseconds(10), r.lowerBound), r.upperBound) }
 
 /// Durations match within the device's resolution (V4L2: 100 µs) and 2%.
-private func sameDuration(_ a: Double?, _ b: Double) -> Bool {
+private func sameDuration(_ a: Duration?, _ b: Duration) -> Bool {
     guard let a else { return false }
-    return abs(a - b) <= ExposureMath.v4l2Unit + 0.02 * b
+    return (a > b ? a - b : b - a) <= ExposureMath.v4l2UnitDuration + b * 0.02
 }
 
 /// The manual value a check sets: a duration where the device takes one, else a gain.
@@ -21,7 +21,7 @@ private func manualProbe(_ e: ExposureCapabilities?) -> ManualProbe? {
     guard let e, e.modes.contains(.manual) else { return nil }
     if let d = e.durationRange {
         let t = probeDuration(d)
-        return ManualProbe(name: "setExposureDuration(.seconds(\(t)))", set: { $0.setExposureDuration(.seconds(t)) }, matches: { sameDuration($0?.duration, t) })
+        return ManualProbe(name: "setExposureDuration(\(t))", set: { $0.setExposureDuration(t) }, matches: { sameDuration($0?.duration, t) })
     }
     if let g = e.gainRange {
         let t = ((g.lowerBound + g.upperBound) / 2).rounded()
@@ -48,7 +48,7 @@ let exposureArea = Area(name: "Exposure", checks: [
         }
         try expect(e.modes.contains(.continuousAuto), "modes \(e.modes) lack continuousAuto")
         if let d = e.durationRange {
-            try expect(d.lowerBound > 0 && d.upperBound < 60 && d.upperBound.isFinite, "duration range \(d) s is not in seconds")
+            try expect(d.lowerBound > .zero && d.upperBound < .seconds(60), "duration range \(d) is not in seconds")
         }
         if let g = e.gainRange { try expect(g.lowerBound.isFinite && g.upperBound.isFinite, "gain range \(g)") }
         if let b = e.biasRange {
@@ -145,9 +145,9 @@ let exposureArea = Area(name: "Exposure", checks: [
         try await ctx.startAndWaitForPreview(cam)
         let short = d.upperBound / 8
         if e.gainRange != nil { cam.setExposureGain(1) }
-        cam.setExposureDuration(.seconds(short))
+        cam.setExposureDuration(short)
         let dark = try await measureSettled(cam, ctx)
-        cam.setExposureDuration(.seconds(short * 4))
+        cam.setExposureDuration(short * 4)
         let bright = try await measureSettled(cam, ctx)
         let ratio = (bright.luma - 16) / max(0.01, dark.luma - 16)
         try expect(abs(ratio - 4) < 0.4, "4x the duration gave \(ZoomMath.format(ratio))x the light (\(ZoomMath.format(dark.luma)) → \(ZoomMath.format(bright.luma)))")

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 import Glibc
 
@@ -138,7 +138,7 @@ public struct HooksFaultInjector: FaultInjector {
     let deviceID: String
 
     /// Injects faults into `deviceID` of the virtual camera through `hooks` (`VirtualBackend`).
-    public init(hooks: any TestHooks, deviceID: String) {
+    @_spi(Testing) public init(hooks: any TestHooks, deviceID: String) {
         self.hooks = hooks
         self.deviceID = deviceID
     }

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// Focus: F1, F2.

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// Frame delivery: R5 (drops and timestamps), R6 (stream ends, fan-out, cancellation).

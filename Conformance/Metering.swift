@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// A region every device meters if it meters anything: one point, for every loop it has.

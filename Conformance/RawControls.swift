@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// Raw device controls: X1–X7 (v4l2-compliance's control invariants, through `DeviceControls`).

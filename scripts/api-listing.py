@@ -2,7 +2,9 @@
 """Turns a `swift-api-digester -dump-sdk` JSON dump into a sorted, one-declaration-a-line listing
 (the form api/*.txt holds): the path of each public declaration, its kind and signature, and the
 attributes that make a difference to a client (static, throws, final, settable, default
-arguments, conformances, @_spi groups). Used by scripts/check-api; reads the dump on stdin, writes stdout."""
+arguments, conformances), leaving out `package` and `@_spi` declarations. Used by scripts/check-api; reads the dump on stdin, writes stdout. Further dumps named as arguments
+(the modules it imports) say which protocols are SPI, so a public type's conformance to one (in an
+`@_spi` extension) is left out of its line too."""
 import json
 import sys
 
@@ -31,6 +33,16 @@ def attrs(node):
     return out
 
 
+SPI_USRS = set()
+
+
+def collect_spi(node):
+    for child in node.get("children", []):
+        if child.get("spi_group_names") and child.get("usr"):
+            SPI_USRS.add(child["usr"])
+        collect_spi(child)
+
+
 def signature(node):
     kind = node.get("kind")
     children = node.get("children", [])
@@ -51,7 +63,8 @@ def signature(node):
         extra = []
         if node.get("enumRawTypeName"):
             extra.append("raw " + node["enumRawTypeName"])
-        confs = sorted(c.get("printedName", c.get("name")) for c in node.get("conformances", []))
+        confs = sorted(c.get("printedName", c.get("name")) for c in node.get("conformances", [])
+                       if c.get("usr") not in SPI_USRS)
         if confs:
             extra.append(": " + ", ".join(confs))
         return " ".join(extra)
@@ -63,8 +76,11 @@ def walk(node, path, out):
         kind = child.get("kind")
         if kind in ("Import",) or kind.startswith("Type") and kind != "TypeDecl" and kind != "TypeAlias":
             continue
-        # `package` declarations (the digester marks them isInternal) are not the client's API.
-        if child.get("isInternal"):
+        # `package` declarations (the digester marks them isInternal) are not the client's API, nor
+        # are `@_spi` ones (test hooks, the backend-author interface): an app imports the module
+        # without `@_spi` and never sees them. swift-api-digester's dump has no switch to leave
+        # SPI out (only -ignore-spi-group, for its diagnostics), so the listing drops them here.
+        if child.get("isInternal") or child.get("spi_group_names"):
             continue
         name = child.get("printedName", child.get("name"))
         full = path + [name]
@@ -79,6 +95,10 @@ def walk(node, path, out):
 
 def main():
     root = json.load(sys.stdin)["ABIRoot"]
+    collect_spi(root)
+    for path in sys.argv[1:]:
+        with open(path) as f:
+            collect_spi(json.load(f)["ABIRoot"])
     out = []
     walk(root, [], out)
     for line in sorted(set(out)):

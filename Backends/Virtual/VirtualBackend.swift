@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// A virtual camera for apps' own tests, like CameraX's FakeCamera: a labelled test double, not
@@ -10,7 +10,7 @@ import Foundation
 /// mode, exposure, white balance, anti-flicker and one metering region per loop: `VirtualPhysics`)
 /// and `virtual-front` (one wide lens, no torch, fixed focus, none of those image controls). Each
 /// instance is its own little world: two sessions on one device of one instance see it busy (R4), two instances do not.
-public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable {
+public final class VirtualBackend: CameraBackend, @unchecked Sendable {
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = VirtualBackend()
 
@@ -124,9 +124,12 @@ public final class VirtualBackend: CameraBackend, TestHooks, @unchecked Sendable
     func recordMetering(_ regions: [MeteringRegion], deviceID: String) {
         state.withLock { $0[deviceID, default: DeviceState()].lastMeteringRegions = regions }
     }
+}
 
-    // MARK: TestHooks
-
+// The test hooks (fault injection, what the "hardware" received) are for tests and the
+// conformance suite, not for apps: `@_spi(Testing) import CamHALVirtual` sees them.
+@_spi(Testing)
+extension VirtualBackend: TestHooks {
     public func inject(_ fault: InjectedFault, deviceID: String) {
         var events: [DeviceEvent] = []
         let binding: VirtualBinding? = state.withLock { all in
@@ -181,6 +184,7 @@ final class VirtualWatch: DeviceWatch, @unchecked Sendable {
     deinit { cancel() }
 }
 
+@_spi(Testing)
 extension VirtualBackend {
     /// Measures the visible part of a virtual frame from its pixels: the world x span between the
     /// visible rectangle's left and right edges, relative to the wide lens at 1x (which sees 2 world

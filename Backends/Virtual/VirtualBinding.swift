@@ -42,10 +42,14 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     private let streamingThread = Locked<ObjectIdentifier?>(nil)
 
     let scene: VirtualScene
+    /// Whether the device has the exposure and white-balance loops (`virtual-back`; the front
+    /// camera has none), so its frames say what they were exposed with.
+    let hasImageControls: Bool
 
     init(backend: VirtualBackend, deviceID: String, lens: Lens, format: StreamFormat, sink: DriverSink, scene: VirtualScene = .gradient) {
         self.backend = backend
         self.scene = scene
+        self.hasImageControls = VirtualBackend.descriptors().first { $0.id == deviceID }?.exposure != nil
         self.deviceID = deviceID
         self.format = format
         self.sink = sink
@@ -153,6 +157,13 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
                     if refused { sink.report(.streamError("\(id): the virtual source refused the buffer of frame \(number) once; the retry handed it back")) }
                     pool.give(slot.pointer)
                 })
+            if hasImageControls {
+                // What this frame was rendered with, the loops' present values (not their targets).
+                let (duration, gain) = o.physics.currentExposure
+                frame.metadata.exposureDuration = duration
+                frame.metadata.gain = gain
+                frame.metadata.whiteBalanceTemperature = o.physics.temperature
+            }
             sink.deliver(frame)
         }
     }

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Testing) import CamHAL
 import Foundation
 
 /// The virtual camera's raw controls (X1–X7), honest ones: `brightness` lifts the rendered luma,
@@ -88,7 +88,7 @@ struct VirtualControlDriver: DeviceControlDriver {
     }
 }
 
-extension VirtualBackend: DeviceControlBackend, ExternalControlWriter {
+extension VirtualBackend: DeviceControlBackend {
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         guard Self.descriptors().contains(where: { $0.id == device.id }) else {
             throw CameraError.unknownDevice(id: device.id, backend: identifier)
@@ -96,6 +96,11 @@ extension VirtualBackend: DeviceControlBackend, ExternalControlWriter {
         return VirtualControlDriver(deviceID: device.id, store: rawControls)
     }
 
+}
+
+// A test-only hook (the conformance suite's X7), out of apps' sight.
+@_spi(Testing)
+extension VirtualBackend: ExternalControlWriter {
     /// Changes a raw control as another process would (the test double's stand-in for
     /// `v4l2-ctl -c`): the device's watchers see it, no `DeviceControls` call is involved.
     public func writeControlExternally(deviceID: String, name: String, value: Int64) throws(CameraError) {

@@ -27,7 +27,7 @@ struct VirtualPhysics: Sendable, Hashable {
     /// What the virtual back camera offers: every mode, durations up to one frame interval.
     static func exposureCapabilities(frameRate: Double) -> ExposureCapabilities {
         ExposureCapabilities(
-            modes: ExposureMode.allCases, durationRange: 1e-4...(1 / max(1, frameRate)), gainRange: gainRange,
+            modes: ExposureMode.allCases, durationRange: .microseconds(100)...Seconds.duration(1 / max(1, frameRate)), gainRange: gainRange,
             gainUnit: .multiplier, biasRange: biasRange, biasStep: biasStep)
     }
 
@@ -51,11 +51,23 @@ struct VirtualPhysics: Sendable, Hashable {
 
     init(frameRate: Double) { maximumDuration = 1 / max(1, frameRate) }
 
-    /// Duration and gain that give `level`: the longest duration first, then gain, as AE does.
-    func split(_ level: Double) -> (duration: Double, gain: Double) {
+    /// Duration (in seconds) and gain that give `level`: the longest duration first, then gain, as AE does.
+    func splitSeconds(_ level: Double) -> (duration: Double, gain: Double) {
         let light = level * Self.referenceExposure
         let d = min(max(light, 1e-4), maximumDuration)
         return (d, min(max(light / d, Self.gainRange.lowerBound), Self.gainRange.upperBound))
+    }
+
+    /// `splitSeconds` as the settings hold it.
+    func split(_ level: Double) -> (duration: Duration?, gain: Double?) {
+        let (d, g) = splitSeconds(level)
+        return (Seconds.duration(d), g)
+    }
+
+    /// The duration and gain the sensor has now: the settings once the loop has arrived (manual
+    /// and locked always have), else the split of the level auto exposure is passing through.
+    var currentExposure: (duration: Duration?, gain: Double?) {
+        level == target ? (exposure.duration, exposure.gain) : split(level)
     }
 
     /// Takes a clamped exposure request; returns what the snapshot reports: the manual values, or
@@ -73,7 +85,7 @@ struct VirtualPhysics: Sendable, Hashable {
         case .manual:
             r.duration = r.duration ?? now.duration
             r.gain = r.gain ?? now.gain
-            target = (r.duration ?? 0) * (r.gain ?? 1) / Self.referenceExposure
+            target = Seconds.of(r.duration ?? .zero) * (r.gain ?? 1) / Self.referenceExposure
             level = target
         }
         exposure = r
@@ -84,7 +96,7 @@ struct VirtualPhysics: Sendable, Hashable {
     /// 2^bias, within what the duration and gain ranges reach.
     func autoTarget(bias: Double) -> Double {
         let wanted = pow(2, bias) * Self.referenceLight / max(1, meteredLight)
-        let (d, g) = split(wanted)
+        let (d, g) = splitSeconds(wanted)
         return d * g / Self.referenceExposure
     }
 

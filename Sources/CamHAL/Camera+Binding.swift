@@ -266,7 +266,10 @@ extension Camera {
             clock: frame.metadata.clock, lens: s.lens, zoomRatio: s.zoomRatio,
             deviceCrop: frame.sensorCrop == .full ? .centered(zoomFactor: s.deviceCropFactor) : frame.sensorCrop,
             frameCrop: frameCrop, focusMode: s.focusMode, lensPosition: frame.metadata.lensPosition,
-            isTorchEnabled: s.torch, generation: s.generation)
+            isTorchEnabled: s.torch, generation: s.generation,
+            exposureDuration: frame.metadata.exposureDuration ?? s.exposure?.duration,
+            gain: frame.metadata.gain ?? s.exposure?.gain,
+            whiteBalanceTemperature: frame.metadata.whiteBalanceTemperature ?? s.whiteBalanceTemperature)
         if !route.actions.isEmpty {
             // A recovery already changed the machine's state, a first frame asks for preview; the
             // effects run on the queue unless the session moved on to another binding first.

@@ -11,9 +11,9 @@ extension Camera {
 
     /// A manual exposure duration; switches the mode to manual, as AVFoundation's
     /// `setExposureModeCustom(duration:iso:)` does (the manual-exposure handshake, E3). Clamped to
-    /// `ExposureCapabilities.durationRange` (seconds) when applied.
+    /// `ExposureCapabilities.durationRange` when applied.
     public func setExposureDuration(_ duration: Duration) {
-        submit(.exposureDuration(Seconds.of(duration)))
+        submit(.exposureDuration(Seconds.clamped(duration)))
     }
 
     /// A manual gain in the device's `GainUnit`; switches the mode to manual (E3). Clamped to
@@ -131,7 +131,7 @@ extension Camera {
         case .exposureBias? where caps.biasRange == nil: live.warning = .controlUnsupported("exposure bias")
         // A value the device cannot take, or one the mode ignores, is said in the snapshot.
         case .exposureDuration(let d)? where request.duration != nil && request.duration != d:
-            live.warning = .clamped(name: "exposure duration (s)", requested: d, applied: request.duration ?? d)
+            live.warning = .clamped(name: "exposure duration (s)", requested: Seconds.of(d), applied: Seconds.of(request.duration ?? d))
         case .exposureGain(let g)? where request.gain != nil && request.gain != g:
             live.warning = .clamped(name: "exposure gain", requested: g, applied: request.gain ?? g)
         case .exposureBias(let ev)? where request.mode == .manual:

@@ -73,7 +73,9 @@ extension Camera {
             let settings = FrameSettings(
                 lens: live.lens, zoomRatio: live.ratio, deviceCropFactor: live.deviceCropFactor,
                 frameCropFactor: live.frameCropFactor, focusMode: live.binding == nil ? nil : live.focusMode,
-                torch: live.torch, generation: max(generation ?? 0, m.settings.generation))
+                torch: live.torch, generation: max(generation ?? 0, m.settings.generation),
+                exposure: live.binding == nil ? nil : live.exposure,
+                whiteBalanceTemperature: live.binding == nil ? nil : live.whiteBalance?.temperature)
             m.publish(settings)
         }
     }

@@ -56,7 +56,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         case facing(Facing)
         case rejected(name: String, value: String)
         case exposureMode(ExposureMode)
-        case exposureDuration(Double)
+        case exposureDuration(Duration)
         case exposureGain(Double)
         case exposureBias(Double)
         /// Mode, preset and temperature are one control: the latest wins (W3).
@@ -176,6 +176,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         var focusMode: FocusMode?
         var torch = false
         var generation: UInt64 = 0
+        /// The exposure and white-balance temperature last applied or read back (for frames whose
+        /// backend reports none of its own).
+        var exposure: ExposureSettings?
+        var whiteBalanceTemperature: Double?
     }
 
     /// The backend that drives the device.
@@ -309,8 +313,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public var requestedSettingsGeneration: UInt64 { pending.withLock { $0.requested } }
 
     /// The most setter calls ever waiting for the session's queue at once. Coalescing keeps it at
-    /// most one per kind of control, whatever the call rate (Q1).
-    public var peakPendingChanges: Int { pending.withLock { $0.peakDepth } }
+    /// most one per kind of control, whatever the call rate (Q1). Test-only (`@_spi(Testing)`).
+    @_spi(Testing) public var peakPendingChanges: Int { pending.withLock { $0.peakDepth } }
 
     /// Waits for the first frame that reflects settings generation `generation` or newer (M2):
     /// `camera.setZoomRatio(2); let f = try await camera.frame(atGeneration: camera.requestedSettingsGeneration)`

@@ -440,7 +440,9 @@ public protocol DeviceControlBackend: CameraBackend {
 }
 
 /// A backend that can change a raw control the way another process would, for the conformance
-/// check of X7 (the virtual camera; on V4L2 the check runs `v4l2-ctl -c` instead).
+/// check of X7 (the virtual camera; on V4L2 the check runs `v4l2-ctl -c` instead). Test-only:
+/// `@_spi(Testing) import CamHAL` sees it.
+@_spi(Testing)
 public protocol ExternalControlWriter: Sendable {
     /// Sets the control `name` of device `deviceID` to `value` from outside the `DeviceControls` API,
     /// as another process would, so the X7 check can see `DeviceControls.changes()` report it.

@@ -29,12 +29,12 @@ public enum GainUnit: String, Sendable, Hashable, Codable, CustomStringConvertib
 }
 
 /// What a device can do with exposure, known before any session (E1). Every range is in real
-/// units: seconds for the duration, EV for the bias, the `gainUnit` for the gain.
+/// units: a `Duration` for the duration, EV for the bias, the `gainUnit` for the gain.
 public struct ExposureCapabilities: Sendable, Hashable, Codable {
     /// The requestable modes; always contains `continuousAuto`.
     public var modes: [ExposureMode]
-    /// Manual exposure durations in seconds; nil when the duration cannot be set.
-    public var durationRange: ClosedRange<Double>?
+    /// Manual exposure durations; nil when the duration cannot be set.
+    public var durationRange: ClosedRange<Duration>?
     /// Manual gains in `gainUnit`; nil when the gain cannot be set.
     public var gainRange: ClosedRange<Double>?
     /// What the values of `gainRange` (and a setting's gain) mean on this device.
@@ -45,11 +45,11 @@ public struct ExposureCapabilities: Sendable, Hashable, Codable {
     /// The bias step in EV (CameraX's exposureCompensationStep), 0 when there is no bias.
     public var biasStep: Double
 
-    /// Creates the capabilities from the requestable `modes`, the settable `durationRange` in seconds,
+    /// Creates the capabilities from the requestable `modes`, the settable `durationRange`,
     /// the settable `gainRange` in `gainUnit`, and the EV `biasRange` and `biasStep` (nil ranges and a
     /// 0 step for what the device cannot set).
     public init(
-        modes: [ExposureMode], durationRange: ClosedRange<Double>? = nil, gainRange: ClosedRange<Double>? = nil,
+        modes: [ExposureMode], durationRange: ClosedRange<Duration>? = nil, gainRange: ClosedRange<Double>? = nil,
         gainUnit: GainUnit = .multiplier, biasRange: ClosedRange<Double>? = nil, biasStep: Double = 0
     ) {
         self.modes = modes
@@ -75,16 +75,16 @@ public struct ExposureCapabilities: Sendable, Hashable, Codable {
 public struct ExposureSettings: Sendable, Hashable, Codable, CustomStringConvertible {
     /// How the device chooses its exposure.
     public var mode: ExposureMode
-    /// Exposure duration in seconds; nil when unknown or left as the device has it.
-    public var duration: Double?
+    /// Exposure duration; nil when unknown or left as the device has it.
+    public var duration: Duration?
     /// Gain in the device's `GainUnit`; nil when unknown or left as the device has it.
     public var gain: Double?
     /// Exposure compensation in EV, applied by the auto modes.
     public var bias: Double
 
-    /// Creates settings from a `mode` (continuous auto by default), a `duration` in seconds and a `gain`
+    /// Creates settings from a `mode` (continuous auto by default), a `duration` and a `gain`
     /// (nil to leave them as the device has them), and a `bias` in EV.
-    public init(mode: ExposureMode = .continuousAuto, duration: Double? = nil, gain: Double? = nil, bias: Double = 0) {
+    public init(mode: ExposureMode = .continuousAuto, duration: Duration? = nil, gain: Double? = nil, bias: Double = 0) {
         self.mode = mode
         self.duration = duration
         self.gain = gain
@@ -93,7 +93,7 @@ public struct ExposureSettings: Sendable, Hashable, Codable, CustomStringConvert
 
     public var description: String {
         var s = "\(mode)"
-        if let duration { s += " \(ZoomMath.format(duration * 1000)) ms" }
+        if let duration { s += " \(ZoomMath.format(Seconds.of(duration) * 1000)) ms" }
         if let gain { s += " gain \(ZoomMath.format(gain))" }
         if bias != 0 { s += " bias \(ZoomMath.format(bias)) EV" }
         return s
@@ -105,20 +105,23 @@ package enum ExposureMath {
     /// V4L2's `exposure_time_absolute` counts 100 µs units.
     public static let v4l2Unit = 100e-6
 
-    /// Seconds as V4L2 `exposure_time_absolute` units, rounded, clamped to `minimum...maximum`.
-    public static func v4l2Units(seconds: Double, minimum: Int64, maximum: Int64) -> Int64 {
-        guard seconds.isFinite else { return seconds > 0 ? maximum : minimum }
-        let raw = (seconds / v4l2Unit).rounded()
+    /// A duration as V4L2 `exposure_time_absolute` units, rounded, clamped to `minimum...maximum`.
+    public static func v4l2Units(_ duration: Duration, minimum: Int64, maximum: Int64) -> Int64 {
+        let raw = (duration / v4l2UnitDuration).rounded()
+        guard raw.isFinite else { return raw > 0 ? maximum : minimum }
         guard raw > Double(minimum) else { return minimum }
         guard raw < Double(maximum) else { return maximum }
         return Int64(raw)
     }
 
-    /// V4L2 `exposure_time_absolute` units as seconds.
-    public static func seconds(v4l2Units units: Int64) -> Double { Double(units) * v4l2Unit }
+    /// V4L2's `exposure_time_absolute` unit as a `Duration`.
+    public static let v4l2UnitDuration = Duration.microseconds(100)
+
+    /// V4L2 `exposure_time_absolute` units as a duration (exact: a unit is 100 µs).
+    public static func duration(v4l2Units units: Int64) -> Duration { v4l2UnitDuration * units }
 
     /// `value` clamped into `range`; infinities go to the nearer bound. NaN is refused earlier, by the setter.
-    public static func clamp(_ value: Double, _ range: ClosedRange<Double>) -> Double {
+    public static func clamp<T: Comparable>(_ value: T, _ range: ClosedRange<T>) -> T {
         min(max(value, range.lowerBound), range.upperBound)
     }
 

@@ -42,8 +42,8 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
     /// The lens the frame came from.
     public internal(set) var lens: Lens?
     /// The settings the frame was taken with (M1): filled in by the session's frame router
-    /// before any consumer sees the frame.
-    public internal(set) var metadata: FrameMetadata
+    /// before any consumer sees the frame (a backend may fill in what its driver reports per frame).
+    public package(set) var metadata: FrameMetadata
     private let onRelease: (@Sendable () -> Void)?
 
     /// Wraps a buffer. `onRelease` runs exactly once, when the frame is deallocated.
@@ -120,12 +120,24 @@ public struct FrameMetadata: Sendable, Hashable {
     /// (`Camera.requestedSettingsGeneration`), and a frame carries the newest generation whose
     /// changes were applied before the frame was routed (M2).
     public var generation: UInt64
+    /// How long the frame was exposed; nil when unknown. The device's own per-frame value where
+    /// the backend reports one (the virtual camera), else the duration the session last set or
+    /// read back from the device (E3).
+    public var exposureDuration: Duration?
+    /// The gain the frame was taken with, in the device's `ExposureCapabilities.gainUnit`; nil when
+    /// unknown. Per frame where the backend reports it, else as the session last set or read it back.
+    public var gain: Double?
+    /// The white-balance colour temperature in Kelvin; nil when unknown (auto white balance on a
+    /// device that does not report it). Per frame where the backend reports it, else as the
+    /// session last set it (W3).
+    public var whiteBalanceTemperature: Double?
 
     /// Metadata with every field given; the core fills it in as it routes a frame.
     public init(
         sequence: UInt64, timestamp: Double, driverTimestamp: Double, clock: FrameClock = .monotonic,
         lens: Lens? = nil, zoomRatio: Double = 1, deviceCrop: NormalizedRect = .full, frameCrop: NormalizedRect = .full,
-        focusMode: FocusMode? = nil, lensPosition: Double? = nil, isTorchEnabled: Bool = false, generation: UInt64 = 0
+        focusMode: FocusMode? = nil, lensPosition: Double? = nil, isTorchEnabled: Bool = false, generation: UInt64 = 0,
+        exposureDuration: Duration? = nil, gain: Double? = nil, whiteBalanceTemperature: Double? = nil
     ) {
         self.sequence = sequence
         self.timestamp = timestamp
@@ -139,6 +151,9 @@ public struct FrameMetadata: Sendable, Hashable {
         self.lensPosition = lensPosition
         self.isTorchEnabled = isTorchEnabled
         self.generation = generation
+        self.exposureDuration = exposureDuration
+        self.gain = gain
+        self.whiteBalanceTemperature = whiteBalanceTemperature
     }
 }
 

@@ -2,26 +2,27 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 
-/// The one place a duration or timeout given as a `Double` of seconds becomes something a clock
-/// can wait for (B1, docs/CONTRACT.md). Every Double is accepted: NaN is refused with an error
-/// naming the value, negative values mean zero, and huge finite or infinite values are clamped to
-/// `maximum`, so converting to nanoseconds or a `DispatchTime` can never overflow and trap.
+/// The one place a duration or timeout becomes something a clock can wait for (B3,
+/// docs/CONTRACT.md): negative values mean zero and huge ones (a `Duration` of `Int.max` seconds,
+/// an infinite `Double` inside the package) are clamped to `maximum`, so converting to nanoseconds
+/// or a `DispatchTime` can never overflow and trap. NaN, possible only for internal Doubles, is
+/// zero.
 package enum Seconds {
     /// `duration` in seconds, clamped as `clamped(_:)` clamps a Double.
     public static func of(_ duration: Duration) -> Double {
         clamped(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
+    /// `duration` clamped to zero...`maximum` seconds, as `clamped(_:)` clamps a Double.
+    public static func clamped(_ duration: Duration) -> Duration {
+        min(max(duration, .zero), .seconds(Int64(maximum)))
+    }
+
+    /// `seconds` as a `Duration`, clamped as `clamped(_:)` clamps a Double (NaN is zero).
+    public static func duration(_ seconds: Double) -> Duration { .seconds(clamped(seconds)) }
+
     /// The longest wait CamHAL schedules: about 31 years, far below UInt64 nanoseconds' limit.
     public static let maximum: Double = 1e9
-
-    /// `value` clamped to 0...maximum; NaN throws `invalidArgument` naming `name`.
-    public static func validated(_ value: Double, name: String) throws(CameraError) -> Double {
-        guard !value.isNaN else {
-            throw CameraError.invalidArgument(name: name, value: "\(value)", reason: "must be a number of seconds")
-        }
-        return clamped(value)
-    }
 
     /// `value` clamped to 0...maximum, NaN treated as zero (for values already validated, or
     /// internal ones where zero is the safe reading).

@@ -1,4 +1,6 @@
-/// A fault a test can inject into a backend that supports it (the virtual camera does).
+/// A fault a test can inject into a backend that supports it (the virtual camera does). Test-only:
+/// `@_spi(Testing) import CamHAL` sees it.
+@_spi(Testing)
 public enum InjectedFault: Sendable, Hashable {
     /// The source reports an interruption and stops for `seconds`, then resumes by itself (S8).
     case interruption(seconds: Double)
@@ -28,7 +30,9 @@ public enum InjectedFault: Sendable, Hashable {
 }
 
 /// Hooks a backend may offer so tests and the conformance suite can inject faults and observe the
-/// device side of a control (what the "hardware" received).
+/// device side of a control (what the "hardware" received). Test-only: `@_spi(Testing) import CamHAL`
+/// sees it.
+@_spi(Testing)
 public protocol TestHooks: Sendable {
     /// Makes the device with `deviceID` misbehave as `fault` says (unplug, stall, fail the next start...).
     func inject(_ fault: InjectedFault, deviceID: String)
@@ -42,6 +46,7 @@ public protocol TestHooks: Sendable {
     func measuredFieldOfView(of frame: Frame) -> Double?
 }
 
+@_spi(Testing)
 extension TestHooks {
     public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { nil }
     public func measuredFieldOfView(of frame: Frame) -> Double? { nil }

@@ -41,13 +41,13 @@ public enum ZoomMath {
     }
 
     /// Zoom rate for a ramp, as AVFoundation's rate-based ramp: log2(target/current) per second (Z4).
-    public static func rampRate(from current: Double, to target: Double, seconds: Double) -> Double {
+    package static func rampRate(from current: Double, to target: Double, seconds: Double) -> Double {
         guard seconds > 0, current > 0, target > 0 else { return 0 }
         return log2(target / current) / seconds
     }
 
     /// The zoom `elapsed` seconds into a ramp from `start` at `rate` stops per second, not past `target`.
-    public static func rampValue(start: Double, target: Double, rate: Double, elapsed: Double) -> Double {
+    package static func rampValue(start: Double, target: Double, rate: Double, elapsed: Double) -> Double {
         let v = start * pow(2, rate * elapsed)
         return target >= start ? min(v, target) : max(v, target)
     }

@@ -118,8 +118,8 @@ public struct RecordingOptions: Sendable, Hashable {
 
 /// Progress of a recording (CameraX `RecordingStats`).
 public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
-    /// Media time recorded, seconds.
-    public var duration: Double
+    /// Media time recorded.
+    public var duration: Duration
     /// Bytes in the file so far.
     public var bytes: Int64
     /// Frames that reached the encoder (and so the file).
@@ -127,7 +127,7 @@ public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
     /// Frames the recorder skipped because it was behind (keep-only-latest) or they went backwards in time.
     public var droppedFrames: Int
     public var description: String {
-        String(format: "%.1f s, %lld bytes, %d frames, %d dropped", duration, bytes, frames, droppedFrames)
+        String(format: "%.1f s, %lld bytes, %d frames, %d dropped", Seconds.of(duration), bytes, frames, droppedFrames)
     }
 }
 
@@ -422,7 +422,7 @@ public final class Recording: @unchecked Sendable {
         // The duration is what reached the encoder, as the file will say (issue 11: it was the last
         // frame handed to appsrc, which can be dropped when the encoder lags). The first frame
         // (PTS 0) always reaches it: the queue is empty then.
-        return RecordingStats(duration: Double(camhal_atomic_u64_get(encodedEnd)) / 1e9,
+        return RecordingStats(duration: .nanoseconds(Int64(clamping: camhal_atomic_u64_get(encodedEnd))),
                               bytes: Self.fileSize(url), frames: encoded,
                               droppedFrames: s.dropped + frames.droppedFrames + s.leaked)
     }

@@ -141,7 +141,7 @@ enum ProbeCommand {
         var parts: [String] = []
         if let e = d.exposure {
             var s = "exposure \(e.modes.map(\.rawValue).joined(separator: "/"))"
-            if let r = e.durationRange { s += " \(range(r, 1000, " ms"))" }
+            if let r = e.durationRange { s += " \(range(Seconds.of(r.lowerBound)...Seconds.of(r.upperBound), 1000, " ms"))" }
             if let r = e.gainRange { s += " gain \(range(r, 1, " (\(e.gainUnit))"))" }
             if let r = e.biasRange { s += " bias \(range(r, 1, " EV")) step \(ZoomMath.format(e.biasStep))" }
             parts.append(s)

@@ -109,7 +109,7 @@ enum RecordCommand {
             case .status(let s):
                 if !quiet {
                     let stats = camera.frameStatistics
-                    var line = String(format: "  %5.1f s  %@  %d frames  ", s.duration, MediaSupport.human(s.bytes), s.frames)
+                    var line = String(format: "  %5.1f s  %@  %d frames  ", Seconds.of(s.duration), MediaSupport.human(s.bytes), s.frames)
                     line += SessionReport.drops(stats, behind: s.droppedFrames)
                     if !stats.interruptions.isEmpty { line += "  \(stats.interruptions.count) interrupted" }
                     print(line)

@@ -92,7 +92,7 @@ struct RecordingTests {
         await camera.stop()
         #expect(started?.size == Size(width: 640, height: 480))
         #expect(statuses.count >= 2, "status at least once a second")
-        #expect(statuses.last.map { $0.bytes > 0 && $0.duration > 1 } == true)
+        #expect(statuses.last.map { $0.bytes > 0 && $0.duration > .seconds(1) } == true)
         let (stats, error) = try #require(final)
         #expect(error == nil)
         #expect(stats.frames >= 50, "\(stats)")
@@ -229,7 +229,7 @@ struct RecordingTests {
         await camera.stop()
         let (stats, error) = try #require(finalized)
         #expect(error == nil, "\(String(describing: error))")
-        #expect(stats.duration <= 1.5 + 1e-3 && stats.duration >= 1.0, "\(stats)")
+        #expect(stats.duration <= .milliseconds(1501) && stats.duration >= .seconds(1), "\(stats)")
         if let discovered = await Self.discoveredDuration(url) {
             #expect(discovered <= 1.5 + 0.02, "file \(discovered) s")
         }
@@ -265,7 +265,7 @@ struct RecordingTests {
         await camera.stop()
         #expect(error == nil)
         let discovered = try #require(await Self.discoveredDuration(url), "gst-discoverer-1.0 reads a duration")
-        #expect(abs(discovered - stats.duration) < 0.02, "file \(discovered) s, recording reported \(stats.duration) s")
+        #expect(abs(discovered - Seconds.of(stats.duration)) < 0.02, "file \(discovered) s, recording reported \(stats.duration) s")
     }
 }
 #endif

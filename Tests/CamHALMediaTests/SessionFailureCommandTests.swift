@@ -1,8 +1,8 @@
 #if Media
-import CamHAL
+@_spi(Testing) import CamHAL
 import CamHALTestSupport
 import CamHALMedia
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
 @testable import camhal

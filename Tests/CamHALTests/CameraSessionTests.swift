@@ -1,8 +1,8 @@
 import CamHALTestSupport
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Testing) @testable import CamHAL
 
 /// Waits until `camera` has a snapshot satisfying `predicate` (checked over `recorded` snapshots).
 /// The first snapshot from `index` on that satisfies `predicate`, within `timeout` seconds the

@@ -9,13 +9,13 @@ import Testing
 struct ImageControlMathTests {
     // V4L2's exposure_time_absolute counts 100 µs: 10 ms is 100 units, clamped to the control.
     @Test func v4l2ExposureUnits() {
-        #expect(ExposureMath.v4l2Units(seconds: 0.01, minimum: 3, maximum: 2047) == 100)
-        #expect(ExposureMath.v4l2Units(seconds: 0.00026, minimum: 1, maximum: 5000) == 3)  // rounded
-        #expect(ExposureMath.v4l2Units(seconds: 1e9, minimum: 3, maximum: 2047) == 2047)
-        #expect(ExposureMath.v4l2Units(seconds: -1, minimum: 3, maximum: 2047) == 3)
-        #expect(ExposureMath.v4l2Units(seconds: .infinity, minimum: 3, maximum: 2047) == 2047)
-        #expect(ExposureMath.v4l2Units(seconds: -.infinity, minimum: 3, maximum: 2047) == 3)
-        #expect(abs(ExposureMath.seconds(v4l2Units: 250) - 0.025) < 1e-12)
+        #expect(ExposureMath.v4l2Units(.milliseconds(10), minimum: 3, maximum: 2047) == 100)
+        #expect(ExposureMath.v4l2Units(.microseconds(260), minimum: 1, maximum: 5000) == 3)  // rounded
+        #expect(ExposureMath.v4l2Units(.seconds(1e9), minimum: 3, maximum: 2047) == 2047)
+        #expect(ExposureMath.v4l2Units(.seconds(-1), minimum: 3, maximum: 2047) == 3)
+        #expect(ExposureMath.v4l2Units(.seconds(Int64.max), minimum: 3, maximum: 2047) == 2047)
+        #expect(ExposureMath.v4l2Units(.seconds(Int64.min), minimum: 3, maximum: 2047) == 3)
+        #expect(ExposureMath.duration(v4l2Units: 250) == .milliseconds(25))
     }
 
     // EV bias: clamped to the range, then snapped to the step counted from the lower bound
@@ -31,11 +31,11 @@ struct ImageControlMathTests {
 
     // The capabilities clamp a request; values the device cannot set are dropped, not invented.
     @Test func exposureCapabilitiesClamp() {
-        let caps = ExposureCapabilities(modes: [.continuousAuto, .manual], durationRange: 0.0003...0.2047, gainRange: 0...255, gainUnit: .deviceUnits)
-        let c = caps.clamped(ExposureSettings(mode: .manual, duration: 5, gain: -4, bias: 1.5))
-        #expect(c == ExposureSettings(mode: .manual, duration: 0.2047, gain: 0, bias: 0))
+        let caps = ExposureCapabilities(modes: [.continuousAuto, .manual], durationRange: .microseconds(300) ... .microseconds(204_700), gainRange: 0...255, gainUnit: .deviceUnits)
+        let c = caps.clamped(ExposureSettings(mode: .manual, duration: .seconds(5), gain: -4, bias: 1.5))
+        #expect(c == ExposureSettings(mode: .manual, duration: .microseconds(204_700), gain: 0, bias: 0))
         let noGain = ExposureCapabilities(modes: [.continuousAuto], durationRange: nil, gainRange: nil)
-        #expect(noGain.clamped(ExposureSettings(mode: .manual, duration: 0.01, gain: 2)).duration == nil)
+        #expect(noGain.clamped(ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 2)).duration == nil)
     }
 
     // Kelvin: clamped to the device's range; a preset applies its own temperature, clamped.
@@ -54,7 +54,7 @@ struct ImageControlMathTests {
     // white-balance mode, preset and temperature are one control, the latest wins.
     @Test func imageControlChangesCoalescePerControl() {
         var p = Camera.Pending()
-        _ = p.add(.exposureDuration(0.01))
+        _ = p.add(.exposureDuration(.milliseconds(10)))
         _ = p.add(.exposureGain(2))
         _ = p.add(.whiteBalance(WhiteBalanceSettings(mode: .manual, temperature: 3000)))
         _ = p.add(.whiteBalance(WhiteBalanceSettings(mode: .preset, preset: .daylight)))
@@ -72,11 +72,11 @@ struct ImageControlMathTests {
     // and arrives within a few frames; light = duration x gain over the reference.
     @Test func virtualPhysicsConverges() {
         var v = VirtualPhysics(frameRate: 30)
-        let manual = v.apply(ExposureSettings(mode: .manual, duration: VirtualPhysics.referenceExposure / 4, gain: 2))
+        let manual = v.apply(ExposureSettings(mode: .manual, duration: .seconds(VirtualPhysics.referenceExposure / 4), gain: 2))
         #expect(abs(v.level - 0.5) < 1e-12)
         #expect(manual.mode == .manual && manual.gain == 2)
         let auto = v.apply(ExposureSettings(mode: .continuousAuto, bias: 1))
-        #expect(abs((auto.duration ?? 0) * (auto.gain ?? 0) - 2 * VirtualPhysics.referenceExposure) < 1e-12)
+        #expect(abs(Seconds.of(auto.duration ?? .zero) * (auto.gain ?? 0) - 2 * VirtualPhysics.referenceExposure) < 1e-12)
         var frames = 0
         while v.level != v.target, frames < 100 { v.step(); frames += 1 }
         #expect(frames > 1 && frames < 12)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import CamHAL
-@testable import CamHALVirtual
+@_spi(Testing) @testable import CamHAL
+@_spi(Testing) @testable import CamHALVirtual
 
 /// Metering regions (A1–A7): the pure validation, capability cutting and view-to-lens mapping,
 /// the virtual sensor's metered auto exposure, and the session's handling of the setters.
@@ -154,7 +154,7 @@ struct MeteringTests {
         let (cam, states, _) = try makeSession()
         cam.start()
         let before = try #require(await waitFor(states) { $0.isPreviewActive })
-        func light(_ s: CameraState) -> Double { (s.exposure?.duration ?? 0) * (s.exposure?.gain ?? 0) }
+        func light(_ s: CameraState) -> Double { Seconds.of(s.exposure?.duration ?? .zero) * (s.exposure?.gain ?? 0) }
         let mark = states.value.count
         cam.setMetering([MeteringRegion(point: NormalizedPoint(x: 0.1, y: 0.5), modes: .ae)], autoCancelAfter: nil)
         let metered = try #require(await waitFor(states, after: mark) { !$0.metering.isEmpty })

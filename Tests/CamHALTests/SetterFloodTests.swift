@@ -1,8 +1,8 @@
 import CamHALTestSupport
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Testing) @testable import CamHAL
 
 /// Resident set size of this process in bytes (Linux /proc; `VmHWM:` for its peak so far), 0
 /// when unreadable.

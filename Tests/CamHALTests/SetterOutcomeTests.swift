@@ -34,7 +34,7 @@ struct SetterOutcomeTests {
         var mark = states.value.count
         cam.setExposureDuration(.seconds(10))
         let long = try #require(await waitFor(states, after: mark) { $0.warning != nil })
-        #expect(long.warning == .clamped(name: "exposure duration (s)", requested: 10, applied: range.upperBound))
+        #expect(long.warning == .clamped(name: "exposure duration (s)", requested: 10, applied: Seconds.of(range.upperBound)))
         #expect(long.exposure?.mode == .manual && long.exposure?.duration == range.upperBound)
 
         mark = states.value.count

@@ -1,6 +1,6 @@
-import CamHAL
-import CamHALConformance
-import CamHALVirtual
+@_spi(Testing) import CamHAL
+@_spi(Testing) import CamHALConformance
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Glibc
 import Testing

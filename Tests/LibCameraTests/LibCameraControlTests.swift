@@ -48,7 +48,7 @@ struct LibCameraControlTests {
     @Test func uvcvideoExposureIsContinuousAutoAndManualInSecondsAndAMultiplier() throws {
         let caps = try #require(LibCameraControlMapping.exposureCapabilities(Self.uvc))
         #expect(caps.modes == [.continuousAuto, .manual])
-        #expect(caps.durationRange == 0.0003...0.2047)
+        #expect(caps.durationRange == .microseconds(300) ... .microseconds(204_700))
         #expect(caps.gainRange == 1...4 && caps.gainUnit == .multiplier)
         #expect(caps.biasRange == nil && caps.biasStep == 0)
         let owners = LibCameraControlMapping.owners(Self.uvc, exposure: caps, whiteBalance: nil)
@@ -101,11 +101,11 @@ struct LibCameraControlTests {
 
     @Test func unitConversions() {
         let range = 300.0...204_700
-        #expect(LibCameraControlMapping.microseconds(seconds: 0.01, range: range) == 10_000)
-        #expect(LibCameraControlMapping.microseconds(seconds: 1e9, range: range) == 204_700)
-        #expect(LibCameraControlMapping.microseconds(seconds: 0, range: range) == 300)
-        #expect(LibCameraControlMapping.microseconds(seconds: .infinity, range: range) == 204_700)
-        #expect(LibCameraControlMapping.seconds(microseconds: 25_000) == 0.025)
+        #expect(LibCameraControlMapping.microseconds(.milliseconds(10), range: range) == 10_000)
+        #expect(LibCameraControlMapping.microseconds(.seconds(1e9), range: range) == 204_700)
+        #expect(LibCameraControlMapping.microseconds(.zero, range: range) == 300)
+        #expect(LibCameraControlMapping.microseconds(.seconds(Int64.max), range: range) == 204_700)
+        #expect(LibCameraControlMapping.duration(microseconds: 25_000) == .milliseconds(25))
         #expect(LibCameraControlMapping.frameDurationLimits(rate: 30) == [33_333, 33_333])
     }
 }

@@ -350,8 +350,8 @@ struct LibCameraTests {
         #expect(frames(2), "no frames from \(d.id)")
         var set = ""
         if aeSwitchable {
-            let manual = bound.applyExposure(ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
-            #expect(manual == ExposureSettings(mode: .manual, duration: 0.01, gain: 2))
+            let manual = bound.applyExposure(ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 2))
+            #expect(manual == ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 2))
             #expect(frames(3))
             set = try v4l2ctl("-C", "auto_exposure,exposure_time_absolute,gain")
             #expect(set.contains("auto_exposure: 1") && set.contains("exposure_time_absolute: 100") && set.contains("gain: \(gain)\n"),

@@ -76,7 +76,7 @@ struct WebcamControlMappingTests {
         ])
         let controls = V4L2ImageControls(fd)
         #expect(controls.exposureCapabilities?.gainRange == 0...255)
-        _ = controls.applyExposure(ExposureSettings(mode: .manual, duration: 0.02, gain: 7), fd: fd)
+        _ = controls.applyExposure(ExposureSettings(mode: .manual, duration: .milliseconds(20), gain: 7), fd: fd)
         #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 1)
         #expect(try fd.getControl(V4L2ImageControls.exposureAbsoluteID) == 200)
         _ = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: fd)

@@ -29,8 +29,8 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         var focusMode: FocusMode = .continuous
         var closed = false
         var reportedLoss = false
-        /// The manual duration (s) and gain last applied, kept when manual is asked without them.
-        var duration: Double?
+        /// The manual duration and gain last applied, kept when manual is asked without them.
+        var duration: Duration?
         var gain: Double?
     }
     /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
@@ -244,15 +244,15 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         let exposureTime = info.controls.first { $0.name == "ExposureTime" }
         var batch: [(name: String, value: Double?)] = []
         if applied.mode == .manual {
-            let kept = state.withLock { s -> (Double?, Double?) in
+            let kept = state.withLock { s -> (Duration?, Double?) in
                 if let d = request.duration { s.duration = d }
                 if let g = request.gain { s.gain = g }
                 return (s.duration, s.gain)
             }
             if let d = kept.0, let et = exposureTime, caps.durationRange != nil {
-                let us = LibCameraControlMapping.microseconds(seconds: d, range: max(et.minimum, 1)...max(et.minimum, et.maximum, 1))
+                let us = LibCameraControlMapping.microseconds(d, range: max(et.minimum, 1)...max(et.minimum, et.maximum, 1))
                 batch.append(("ExposureTime", us))
-                applied.duration = LibCameraControlMapping.seconds(microseconds: us)
+                applied.duration = LibCameraControlMapping.duration(microseconds: us)
             }
             if let g = kept.1, caps.gainRange != nil {
                 batch.append(("AnalogueGain", g))
@@ -263,7 +263,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             // Where AeEnable cannot be switched the camera stays in its own auto exposure and
             // nothing is sent (the refused AeEnable would fail the whole request).
             if info.aeSwitchable { batch += [("ExposureTime", nil), ("AnalogueGain", nil), ("AeEnable", 1)] }
-            applied.duration = reported("ExposureTime").map { LibCameraControlMapping.seconds(microseconds: $0) }
+            applied.duration = reported("ExposureTime").map { LibCameraControlMapping.duration(microseconds: $0) }
             applied.gain = reported("AnalogueGain")
         }
         if caps.biasRange != nil {

@@ -40,13 +40,14 @@ enum LibCameraControlMapping {
     /// The group every libcamera control is listed under (libcamera has no control classes).
     static let group = "libcamera Controls"
 
-    /// ExposureTime counts microseconds.
-    static func seconds(microseconds: Double) -> Double { microseconds / 1e6 }
+    /// ExposureTime counts microseconds (a NaN or negative count is zero, a huge one about 31 years).
+    static func duration(microseconds: Double) -> Duration {
+        .microseconds(microseconds.isNaN ? 0 : min(max(microseconds, 0), 1e15))
+    }
 
-    /// Seconds as ExposureTime microseconds, rounded and clamped to the control's range.
-    static func microseconds(seconds: Double, range: ClosedRange<Double>) -> Double {
-        guard seconds.isFinite else { return seconds > 0 ? range.upperBound : range.lowerBound }
-        return min(max((seconds * 1e6).rounded(), range.lowerBound), range.upperBound)
+    /// A duration as ExposureTime microseconds, rounded and clamped to the control's range.
+    static func microseconds(_ duration: Duration, range: ClosedRange<Double>) -> Double {
+        min(max((duration / .microseconds(1)).rounded(), range.lowerBound), range.upperBound)
     }
 
     /// FrameDurationLimits (µs, minimum and maximum frame duration) holding one frame rate.
@@ -155,7 +156,7 @@ enum LibCameraControlMapping {
             infos.first { $0.name == name && $0.type == type && $0.elements == 1 && $0.numeric && $0.minimum <= $0.maximum }
         }
         guard infos.contains(where: { $0.name == "AeEnable" && $0.type == .bool }) else { return nil }
-        let duration = scalar("ExposureTime", .int32).map { seconds(microseconds: max($0.minimum, 1))...seconds(microseconds: max($0.maximum, 1)) }
+        let duration = scalar("ExposureTime", .int32).map { self.duration(microseconds: max($0.minimum, 1))...self.duration(microseconds: max($0.maximum, 1)) }
         let gain = scalar("AnalogueGain", .float).map { $0.minimum...$0.maximum }
         let bias = scalar("ExposureValue", .float).flatMap { $0.minimum <= 0 && $0.maximum >= 0 && $0.maximum > $0.minimum ? $0.minimum...$0.maximum : nil }
         guard aeSwitchable else {

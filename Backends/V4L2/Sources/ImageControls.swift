@@ -93,7 +93,7 @@ package struct V4L2ImageControls: Sendable {
         if canManual { modes.append(.manual) }
         return ExposureCapabilities(
             modes: modes,
-            durationRange: canSetDuration ? duration.map { ExposureMath.seconds(v4l2Units: max(1, $0.minimum))...ExposureMath.seconds(v4l2Units: max(1, $0.maximum)) } : nil,
+            durationRange: canSetDuration ? duration.map { ExposureMath.duration(v4l2Units: max(1, $0.minimum))...ExposureMath.duration(v4l2Units: max(1, $0.maximum)) } : nil,
             gainRange: canSetGain ? gain.map { Double($0.minimum)...Double($0.maximum) } : nil,
             gainUnit: .deviceUnits)
     }
@@ -130,8 +130,8 @@ package struct V4L2ImageControls: Sendable {
         case .manual:
             if let entry = durationEntry { _ = try? fd.updateControl(Self.exposureAutoID, entry) }
             if hasAutoGain { _ = try? fd.updateControl(Self.autoGainID, 0) }
-            if let d = duration, let seconds = request.duration {
-                _ = try? fd.updateControl(d.id, Int32(clamping: ExposureMath.v4l2Units(seconds: seconds, minimum: d.minimum, maximum: d.maximum)))
+            if let d = duration, let wanted = request.duration {
+                _ = try? fd.updateControl(d.id, Int32(clamping: ExposureMath.v4l2Units(wanted, minimum: d.minimum, maximum: d.maximum)))
             }
             if let g = gain, let value = request.gain {
                 _ = try? fd.updateControl(g.id, Int32(clamping: min(max(Int64(value.rounded()), g.minimum), g.maximum)))
@@ -150,7 +150,7 @@ package struct V4L2ImageControls: Sendable {
         if s.mode == .continuousAuto, lockBits & Self.lockExposure != 0, let l = try? fd.getControl(Self.lockID), l & Self.lockExposure != 0 {
             s.mode = .locked
         }
-        s.duration = duration.flatMap { try? fd.getControl($0.id) }.map { ExposureMath.seconds(v4l2Units: Int64($0)) }
+        s.duration = duration.flatMap { try? fd.getControl($0.id) }.map { ExposureMath.duration(v4l2Units: Int64($0)) }
         s.gain = gain.flatMap { try? fd.getControl($0.id) }.map(Double.init)
         return s
     }
