@@ -33,7 +33,7 @@ let frameDeliveryArea = Area(name: "Frame delivery", checks: [
     },
     // R5b: a driver timestamp wrap never goes backwards to the app, and after it the app's time
     // advances at the driver's pace; the raw value stays readable. Catches: vivid's wrap_timestamp
-    // reaching the app as a jump back in time, or (issue 11) every frame after the wrap stamped
+    // reaching the app as a jump back in time, or (a past bug) every frame after the wrap stamped
     // 1 µs after the last, so a recording stopped advancing at the wrap.
     Check("R5b", "timestamps stay monotonic across a driver wrap") { ctx in
         guard let hooks = ctx.hooks else {

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// libFuzzer targets for CamHAL's parsers of outside input (issue 11), one per surface. A separate
+// libFuzzer targets for CamHAL's parsers of outside input, one per surface. A separate
 // package so the main package's `swift build`/`swift test` never build them. Run them with
 // `scripts/fuzz` (it builds with `swift build --sanitize=fuzzer`; each target is an executable
 // whose `@_cdecl("LLVMFuzzerTestOneInput")` function libFuzzer's own main calls).

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Samples are taken on GStreamer's streaming thread, from the appsink's new-sample callback
 /// (`sync=false`, bounded `max-buffers`, `drop=true` for a live source): no thread of ours wakes
-/// per frame (issue 13: a pulling thread cost two futex calls and a context switch per frame,
+/// per frame (a pulling thread had cost two futex calls and a context switch per frame,
 /// 1.15x gst-launch's CPU). Each sample is mapped zero-copy into a `Frame` that unmaps and unrefs
 /// it when released. A thread of ours waits on the bus for end-of-stream and errors.
 ///

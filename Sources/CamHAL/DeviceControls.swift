@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 
-// Raw device controls (issue 12, contract X1–X7): a device's own controls as its driver lists them
+// Raw device controls (contract rules X1–X7): a device's own controls as its driver lists them
 // (V4L2's `v4l2-ctl -L`, libcamera's ControlInfoMap), read and set by name. The contract's rules
 // (names, validation, clamping and stepping, menus, read-only, mapped-control ownership) live here
 // once; a backend only lists, reads and writes through a `DeviceControlDriver`.

@@ -4,7 +4,7 @@
 /// class's stored property is checked for exclusivity at run time (a thread-local access set
 /// entered and left on every access), which the lock already guarantees. On the frame path, where
 /// several of these are taken per frame, those checks were about a tenth of the core's
-/// instructions (callgrind, issue 13).
+/// instructions (measured with callgrind).
 // @unchecked: the value sits behind a pointer (see above) that only `withLock` touches; a Mutex
 // would make it Sendable by construction but cannot hand a non-Sendable Value out of the lock.
 package final class Locked<Value>: @unchecked Sendable {

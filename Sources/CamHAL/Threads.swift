@@ -1,6 +1,6 @@
 // The few threading and text primitives the core and the V4L2 backend need, on Glibc alone, so
 // that neither pulls in the full Foundation (FoundationEssentials is enough): a V4L2 app's start-up
-// then loads no ICU and no Foundation (issue 13: time to first frame).
+// then loads no ICU and no Foundation (each would add to time to first frame).
 import FoundationEssentials
 
 #if canImport(Glibc)

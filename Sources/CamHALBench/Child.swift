@@ -173,7 +173,7 @@ package enum Child {
 /// buffer with its scheduled time, the stream's start plus the frame count times the period, plus
 /// 0.9 of a period for an end-of-frame stamp (vivid-kthread-cap.c, `cap_frame_eof_offset`), not the
 /// moment it was filled: that stamp is often later than the frame's arrival, and the "latency"
-/// came out negative (issue 9). The emulated webcam's send time (`--latency webcam`) is the
+/// came out negative, as measured. The emulated webcam's send time (`--latency webcam`) is the
 /// measure of delivery latency in the VM.
 package func defaultLatency(backend: String, driver: String?) -> LatencySource {
     if backend == "gstreamer" { return .none }

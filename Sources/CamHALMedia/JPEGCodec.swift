@@ -122,7 +122,7 @@ public final class JPEGCodec: @unchecked Sendable {
 
     /// Decodes a JPEG/MJPEG frame whole, straight into `out` (an RGBA or BGRA image of the
     /// frame's size): from the frame's own buffer, with no copy of the input and no intermediate
-    /// image, as calling TurboJPEG directly would (issue 9: decode within 1.05x of it). A webcam
+    /// image, as calling TurboJPEG directly would (target: decode within 1.05x of it). A webcam
     /// frame without Huffman tables is copied once, with the standard tables inserted.
     public func decode(_ frame: Frame, into out: PackedImage) throws(CameraError) {
         guard let plane = frame.planes.first, plane.length > 0 else {

@@ -354,7 +354,7 @@ public final class Recording: @unchecked Sendable {
         Task.detached { [self] in await feed() }
         if let sessionStates {
             // A failed session (disconnected, busy, a stream error) ends the recording with that
-            // error at once, whether or not its frame stream ends too (issue 11: `record` kept
+            // error at once, whether or not its frame stream ends too (before, `record` kept
             // going to the end of --duration after a disconnect, then said "the camera stopped").
             sessionWatch.set(Task.detached { [weak self] in
                 for await state in sessionStates where state.status == .error {
@@ -419,7 +419,7 @@ public final class Recording: @unchecked Sendable {
             s.leaked = max(s.leaked, pushed - queued - encoded - inHand)
             return s
         }
-        // The duration is what reached the encoder, as the file will say (issue 11: it was the last
+        // The duration is what reached the encoder, as the file will say (it used to be the last
         // frame handed to appsrc, which can be dropped when the encoder lags). The first frame
         // (PTS 0) always reaches it: the queue is empty then.
         return RecordingStats(duration: .nanoseconds(Int64(clamping: camhal_atomic_u64_get(encodedEnd))),

@@ -7,8 +7,8 @@ import Foundation
 
 /// `camhal-bench --backend gstreamer --path record`: CamHAL's recording (frames from a live
 /// 30 fps test source through `startRecording`: a conversion to I420, then appsrc, x264enc,
-/// matroskamux, filesink) against the same encoder pipeline in one `gst-launch-1.0` (issue 13's
-/// recording target). The reference's source stops after N buffers, CamHAL's recording after N
+/// matroskamux, filesink) against the same encoder pipeline in one `gst-launch-1.0` (the cost
+/// recording is held to). The reference's source stops after N buffers, CamHAL's recording after N
 /// frame periods of media time (`maxDuration`); the child reports the frames really encoded (a
 /// live source can lose one at the start) and the parent divides by those.
 enum RecordChild {

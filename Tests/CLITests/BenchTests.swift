@@ -24,7 +24,7 @@ extension CamhalBinaryTests {
 
         /// The V4L2 child is linked as a V4L2 app: CamHAL and its V4L2 backend, on
         /// FoundationEssentials. Would catch a dependency that drags another backend's libraries
-        /// or the full Foundation (ICU) back into a V4L2 app's start-up (issue 13).
+        /// or the full Foundation (ICU) back into a V4L2 app's start-up (slowing it).
         @Test("camhal-bench-v4l2 loads no other backend's libraries and no full Foundation")
         func v4l2ChildLinksV4L2Alone() async throws {
             let binary = try camhalBinary("camhal-bench-v4l2")
@@ -125,7 +125,7 @@ struct FrameTakeTests {
     }
 
     /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
-    /// from them. Would catch the negative "latencies" of issue 9 coming back.
+    /// from them. Would catch the negative "latencies" of vivid's stamps coming back.
     @Test("no default delivery latency on vivid or GStreamer; the driver's stamp elsewhere")
     func defaultLatencySource() {
         #expect(defaultLatency(backend: "v4l2", driver: "vivid") == .none)

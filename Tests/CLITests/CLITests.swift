@@ -23,7 +23,7 @@ extension CamhalBinaryTests {
             let listed = run.stdout.split(separator: "\n").drop { $0 != "verbs:" }.dropFirst()
                 .compactMap { $0.split(separator: " ").first.map(String.init) }
             #expect(Set(listed) == Set(CLI.verbs.map(\.name)), "help lists \(listed)")
-            // The benchmarks are camhal-bench's, not verbs of the shipped tool (issue 13).
+            // The benchmarks are camhal-bench's, not verbs of the shipped tool (it has no bench code).
             #expect(!listed.contains { $0.hasPrefix("bench") }, "help lists \(listed)")
             // Typing a printed name reaches that verb: through the binary for the two longest names
             // (--help used to cut long ones), in the verb table for every one (each usage names its own verb).

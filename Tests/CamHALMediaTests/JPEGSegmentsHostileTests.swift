@@ -2,7 +2,7 @@
 import CamHALMedia
 import Testing
 
-/// JPEG segment surgery on truncated or hostile MJPEG frames (issue 11, found by
+/// JPEG segment surgery on truncated or hostile MJPEG frames (cases found by
 /// Fuzz/FuzzJPEGSegments): lengths that run past the data are never trusted.
 @Suite struct JPEGSegmentsHostileTests {
     /// An EXIF APP1 whose length field claims more bytes than the frame has: inserting EXIF

@@ -91,7 +91,7 @@ final class HandMadeFrame {
 
 func near(_ a: UInt8, _ b: UInt8, _ tolerance: Int) -> Bool { abs(Int(a) - Int(b)) <= tolerance }
 
-@Suite("Pixel formats libyuv converts (issue 10): known colours in each V4L2 byte layout")
+@Suite("Pixel formats libyuv converts: known colours in each V4L2 byte layout")
 struct PixelFormatConversionTests {
     static let yuvFormats: [PixelFormat] = [.yvyu, .vyuy, .yuyv, .uyvy, .nv12, .nv21, .nv16, .nv61, .nv24, .nv42, .i420, .yv12, .yuv422p]
     static let rgbFormats: [PixelFormat] = [.rgb565, .xbgr32, .bgr32, .rgbx32, .xrgb32, .rgb32, .bgrx32, .argb32, .bgra32]

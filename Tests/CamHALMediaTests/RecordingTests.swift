@@ -32,7 +32,7 @@ struct RecordingTests {
     }
 
     /// Would catch: a file that stops 22.7 s short of a 25 s recording reported as a success
-    /// (vivid's timestamp wrap, issue 11), or a loaded machine's second of frame latency reported
+    /// (seen at vivid's timestamp wrap), or a loaded machine's second of frame latency reported
     /// as truncation.
     @Test("a file that ends long before the recording did is truncated; frame latency is not")
     func truncation() {
@@ -165,7 +165,7 @@ struct RecordingTests {
         #expect(discover.1.contains("H.264"), "\(discover.1)")
     }
 
-    @Test("wrong recording options are refused naming the option, before any file is written (issue 11)",
+    @Test("wrong recording options are refused naming the option, before any file is written",
           arguments: [
             ("clip.webm", RecordingOptions(), "recording file", "'.webm'"),
             ("clip.avi", RecordingOptions(), "recording file", "'.avi'"),

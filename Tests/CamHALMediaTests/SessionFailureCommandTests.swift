@@ -7,7 +7,7 @@ import Foundation
 import Testing
 @testable import camhal
 
-/// `camhal record` and `camhal hold` when the session fails mid-way (issue 11): they end at once
+/// `camhal record` and `camhal hold` when the session fails mid-way: they end at once
 /// with the session's error instead of running out their duration, and a cut recording reports
 /// the disconnect and stays playable. Faults come from the virtual camera's injection hooks.
 @Suite(.serialized)

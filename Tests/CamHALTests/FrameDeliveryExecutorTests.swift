@@ -5,7 +5,7 @@ import Testing
 @testable import CamHAL
 
 /// `FrameDeliveryExecutor`: a `frames()` loop that prefers it runs on the delivery thread, with
-/// no thread hop per frame (issue 13), and nothing else of the task runs inline.
+/// no thread hop per frame (a hop costs CPU), and nothing else of the task runs inline.
 @Suite("FrameDeliveryExecutor")
 struct FrameDeliveryExecutorTests {
     /// The thread running the caller (Thread.current is read through thread-specific data, never

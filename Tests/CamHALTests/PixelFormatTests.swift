@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import CamHAL
 
-@Suite("Pixel formats: FourCC text and the format a session streams (issue 10)")
+@Suite("Pixel formats: FourCC text and the format a session streams")
 struct PixelFormatTests {
     @Test("FourCCs shorter than four characters are space-padded, and print without the padding")
     func spacePadded() throws {

@@ -27,8 +27,8 @@ func startedVirtualCamera() async throws -> Camera {
     return cam
 }
 
-/// The defects of issue 10, each pinned by a test that failed before its fix.
-@Suite("Session defects (issue 10)")
+/// Session defects, each pinned by a test that failed before its fix.
+@Suite("Session defects")
 struct SessionDefectTests {
     // S9: the README sample, with the first frame arriving before the app subscribes.
     @Test func stateUpdatesStartWithTheCurrentSnapshot() async throws {
@@ -335,7 +335,7 @@ final class ThreadCheckingBackend: CameraBackend, @unchecked Sendable {
     }
 }
 
-@Suite("Camera release (issue 10)")
+@Suite("Camera release")
 struct CameraReleaseTests {
     // The last reference dropped on the streaming thread must not close (join) from that thread.
     @Test func releasingTheLastReferenceOnTheStreamingThreadClosesOnTheQueue() async throws {

@@ -16,8 +16,8 @@ func residentBytes(_ field: String = "VmRSS:") -> Int {
 
 /// Q1: a setter flood on a running session. The assertions are on bounded queue depth and the
 /// latest value winning, never on time; the stop latency and RSS growth are printed as figures.
-/// 10,000 calls by default (the test runs beside every other test); the figures in issue 10's
-/// report are from one million: `CAMHAL_FLOOD_CALLS=1000000 swift test --filter SetterFlood`.
+/// 10,000 calls by default (the test runs beside every other test); the reference figures
+/// are from one million: `CAMHAL_FLOOD_CALLS=1000000 swift test --filter SetterFlood`.
 @Suite("Setter flood (Q1)")
 struct SetterFloodTests {
     @Test func millionCallFloodKeepsThePendingQueueBounded() async throws {

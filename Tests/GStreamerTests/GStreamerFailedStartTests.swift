@@ -5,7 +5,7 @@ import CamHALTestSupport
 import Foundation
 import Testing
 
-/// Sources whose pipeline cannot start (issue 11): the camera must end in a typed error snapshot
+/// Sources whose pipeline cannot start: the camera must end in a typed error snapshot
 /// and `stop` must complete, instead of staying `starting` for ever with a pipeline freed twice.
 @Suite(.serialized)
 struct GStreamerFailedStartTests {

@@ -4,7 +4,7 @@ import CamHAL
 import Foundation
 import Testing
 
-/// The source-description allowlist (issue 11): the bypasses of the old class-based denylist
+/// The source-description allowlist: the bypasses of the old class-based denylist
 /// are refused naming the element and the rule; local files need the app's opt-in.
 @Suite struct SourceAllowlistTests {
     /// The refusal's reason, or nil when the description was accepted or failed otherwise.

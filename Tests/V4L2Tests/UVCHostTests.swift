@@ -109,7 +109,7 @@ struct V4L2UVCHostTests {
         #expect(V4L2Discovery.usbByIDName(nodeName: "video0", sysfsClass: cls) == "usb-Acme_Corp_HD_Pro_Webcam_C920_CAMHAL-c920-p0-video-index0")
     }
 
-    /// Opening one camera by ID describes only its node (issue 13). Would catch a USB ID matched
+    /// Opening one camera by ID describes only its node (faster open). Would catch a USB ID matched
     /// to the wrong node, a `<bus>/<node>#input=N` ID not reduced to its node, or an unknown ID
     /// narrowed to nothing instead of left to full discovery (which names it unknown).
     @Test func anIDNamesTheOneNodeToDescribe() throws {

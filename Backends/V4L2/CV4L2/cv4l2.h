@@ -48,7 +48,7 @@ static const unsigned long CAMHAL_VIDIOC_SUBDEV_S_SELECTION = VIDIOC_SUBDEV_S_SE
 static const unsigned long CAMHAL_MEDIA_IOC_DEVICE_INFO = MEDIA_IOC_DEVICE_INFO;
 static const unsigned long CAMHAL_MEDIA_IOC_G_TOPOLOGY = MEDIA_IOC_G_TOPOLOGY;
 
-// Raw device controls (DeviceControls, issue 12): one control per call, through the extended
+// Raw device controls (for DeviceControls): one control per call, through the extended
 // control API. The structs are packed unions Swift imports awkwardly; these helpers keep them in C.
 static const unsigned long CAMHAL_VIDIOC_G_EXT_CTRLS = VIDIOC_G_EXT_CTRLS;
 static const unsigned long CAMHAL_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
@@ -128,7 +128,7 @@ static inline unsigned int camhal_major(unsigned long long dev) { return (unsign
 static inline unsigned int camhal_minor(unsigned long long dev) { return (unsigned int)(((dev >> 12) & 0xffffff00u) | (dev & 0xffu)); }
 
 /// Whether menu control `id` offers entry `index` (VIDIOC_QUERYMENU): the mapped exposure,
-/// white-balance and power-line menus (issue 12). Retries on EINTR.
+/// white-balance and power-line menus (to list only the modes offered). Retries on EINTR.
 static inline int camhal_menu_has_entry(int fd, uint32_t id, uint32_t index) {
     struct v4l2_querymenu q;
     int r;

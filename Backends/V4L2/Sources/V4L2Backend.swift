@@ -50,7 +50,7 @@ public final class V4L2Backend: CameraBackend, Sendable {
 
     /// The device with this ID, as `BackendRegistry.open` asks for it: only the node the ID names
     /// is opened and described (`V4L2Discovery.candidateNodes`), not every node there is, so
-    /// opening a known camera pays for that camera alone (issue 13: time to first frame). An ID
+    /// opening a known camera pays for that camera alone (less time to first frame). An ID
     /// that names no node, or a node that does not carry it, goes through full discovery, which
     /// also gives the `unknownDevice` answer.
     public func device(id: String) throws(CameraError) -> DeviceDescriptor {

@@ -469,7 +469,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// `timestamp`, or just after `last` when the driver's clock stepped back a little (jitter).
     /// A step back of more than `wrapThreshold` is a wrap (a counter overflowing: vivid's
     /// `wrap_timestamp`) and passes through, raw: the core's timeline continues it one frame
-    /// interval after the last frame, then at the driver's pace (R5). Issue 11: every frame after
+    /// interval after the last frame, then at the driver's pace (R5). Before, every frame after
     /// vivid's wrap got the previous time plus 1 µs, so a recording stopped advancing at the wrap.
     static func increasingTimestamp(_ timestamp: Double, after last: Double) -> Double {
         timestamp > last || last - timestamp > wrapThreshold ? timestamp : last + 1e-6
