@@ -85,7 +85,7 @@ struct AnalysisTests {
     }
 
     static let cases: [(name: String, command: String, format: BarcodeFormat, value: String)] = [
-        ("qr", "qrencode -s 4 -o {} 'CamHAL issue 6: ✓ QR'", .qrCode, "CamHAL issue 6: ✓ QR"),
+        ("qr", "qrencode -s 4 -o {} 'CamHAL analysis: ✓ QR'", .qrCode, "CamHAL analysis: ✓ QR"),
         ("ean13", "zint -b 13 -d 590123412345 -o {}", .ean13, "5901234123457"),
         ("code128", "zint -b 20 -d 'CAMHAL-128/x' -o {}", .code128, "CAMHAL-128/x"),
     ]
