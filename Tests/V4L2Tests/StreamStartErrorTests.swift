@@ -34,9 +34,15 @@ struct StreamStartErrorTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-streamon-\(getpid())").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         defer { unlink(path) }
-        let own = open(path, O_RDONLY | O_CLOEXEC), other = open(path, O_RDONLY | O_CLOEXEC)
+        let own = open(path, O_RDONLY | O_CLOEXEC)
+        var other = open(path, O_RDONLY | O_CLOEXEC)
         try #require(own >= 0 && other >= 0)
-        defer { close(own); close(other) }
+        // Each descriptor closed once: a second close of `other` after the one below would close
+        // whatever file a test running in parallel had just opened under the same number.
+        defer {
+            close(own)
+            if other >= 0 { close(other) }
+        }
         let e = V4L2Errno(EBUSY, "VIDIOC_STREAMON").streamOnError(
             device: "usb-cam", node: path, descriptor: own, requested: asked, offered: offered, field: 1)
         guard case .busy(_, let detail) = e else {
@@ -46,6 +52,7 @@ struct StreamStartErrorTests {
         #expect(detail.contains("in use by \(getpid()) ("), "\(detail)")
         #expect(detail.contains("this process"), "\(detail)")
         close(other)
+        other = -1
         let alone = V4L2Errno(EBUSY, "VIDIOC_STREAMON").streamOnError(
             device: "usb-cam", node: path, descriptor: own, requested: asked, offered: offered, field: 1)
         #expect(alone.description.contains("not open in any process"), "\(alone)")

@@ -179,7 +179,8 @@ func readTextFile(_ path: String) -> String? {
     while true {
         let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
         if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
+        if n < 0 { return nil }  // a failed read is not an empty file
+        if n == 0 { break }
         data.append(contentsOf: buf[0..<n])
     }
     return String(decoding: data, as: UTF8.self)
