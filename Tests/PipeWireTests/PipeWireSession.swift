@@ -107,14 +107,13 @@ struct SessionError: Error, CustomStringConvertible {
 }
 
 /// Kills the session's daemon and expects every camera to end `disconnected` within a second of
-/// the daemon's connections closing (the pipewire backend's promise when the daemon goes), and
+/// the daemon's connections closing (the pipewire backend's promise when the daemon goes; times
+/// `testTimeScale` in the VM, where the same path took 0.6-1.15 s against 4 ms on the host), and
 /// within 10 s of the kill (a bound against hangs). The second is counted from the moment a bare
 /// connection to the daemon's socket reads end-of-file, the first moment any client can learn
-/// that the daemon is gone: a daemon that streams a USB webcam stops it in the kernel on its way
-/// out (uvcvideo cancels its transfers) before its sockets close, and under the VM's emulator
-/// that part alone has taken most of a second; it is the kernel's, not the backend's. Returns the
-/// moment of the kill (`systemUptime`), for timings of what else the kill ends, and how long the
-/// cameras took from the kill.
+/// that the daemon is gone, so the time the kernel takes to end the daemon is not counted.
+/// Returns the moment of the kill (`systemUptime`), for timings of what else the kill ends, and
+/// how long the cameras took from the kill.
 @discardableResult
 func killDaemonExpectingDisconnect(_ session: PipeWireSession, _ cameras: [Camera]) async throws -> (killed: Double, elapsed: Double) {
     let watch = try HangupWatch(socketPath: session.remote)
@@ -128,8 +127,8 @@ func killDaemonExpectingDisconnect(_ session: PipeWireSession, _ cameras: [Camer
     let elapsed = disconnected - killed
     let hungUp = try #require(await watch.hangup(), "the daemon's socket still open \(elapsed) s after the kill")
     let sinceHangup = disconnected - hungUp
-    #expect(sinceHangup < 1, "disconnected \(sinceHangup) s after the daemon's socket closed (\(elapsed) s after the kill)")
-    #expect(elapsed < 10, "disconnected \(elapsed) s after the kill")
+    #expect(sinceHangup < testTimeScale, "disconnected \(sinceHangup) s after the daemon's socket closed (\(elapsed) s after the kill; time scale \(testTimeScale))")
+    #expect(elapsed < 10 * testTimeScale, "disconnected \(elapsed) s after the kill")
     print(
         "pipewire daemon killed: its socket closed after \(String(format: "%.3f", hungUp - killed)) s; every session disconnected "
             + "\(String(format: "%.3f", sinceHangup)) s later (\(String(format: "%.3f", elapsed)) s after the kill)")
