@@ -8,7 +8,7 @@ public typealias ProcessHolder = @Sendable (_ backend: String, _ device: DeviceD
 
 /// What a check runs against: one device of one backend, with timeouts stretched by `timeScale`
 /// for slow machines (a TCG virtual machine runs about 10x slower than the host).
-public final class ConformanceContext: @unchecked Sendable {
+public final class ConformanceContext: Sendable {
     /// The backend under test.
     public let backend: any CameraBackend
     /// The device under test, as last listed (re-read after a check unplugged and replugged it:
@@ -20,12 +20,12 @@ public final class ConformanceContext: @unchecked Sendable {
     public let holder: ProcessHolder?
     /// Makes the device fail on demand (unplug, stall...), where it can be made to.
     public let faults: (any FaultInjector)?
-    private let current: Locked<DeviceDescriptor>
-    private let opened = Locked([Camera]())
+    private let current: Mutex<DeviceDescriptor>
+    private let opened = Mutex([Camera]())
 
     init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?) {
         self.backend = backend
-        self.current = Locked(device)
+        self.current = Mutex(device)
         self.timeScale = timeScale
         self.holder = holder
         self.faults = faults

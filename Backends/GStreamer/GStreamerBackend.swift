@@ -2,6 +2,7 @@
 import CGStreamer
 import CamHAL
 import Foundation
+import Synchronization
 
 /// CamHAL over GStreamer 1.x: the backend that works on any Linux machine, camera or not.
 ///
@@ -15,7 +16,7 @@ import Foundation
 ///
 /// Zoom is real on every source: a live `videocrop` + `videoscale` stage in the pipeline
 /// (`ZoomMethod.sensorCrop`, `ZoomApplication.device`). No torch; fixed focus.
-public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
+public final class GStreamerBackend: CameraBackend, Sendable {
     static let backendIdentifier = "gstreamer"
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = GStreamerBackend()
@@ -24,9 +25,9 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     /// How many samples the appsink queues before dropping the oldest.
     public let maxBuffers: Int
 
-    private let extra = Locked([GStreamerSource]())
-    private let probed = Locked([String: ProbedDevice]())
-    private let skipped = Locked([GStreamerSkippedDevice]())
+    private let extra = Mutex([GStreamerSource]())
+    private let probed = Mutex([String: ProbedDevice]())
+    private let skipped = Mutex([GStreamerSkippedDevice]())
     /// libcamera cameras a binding of this process holds, until its pipeline is really at NULL.
     private let acquired = Locked(Set<String>())
 

@@ -1,12 +1,13 @@
 @_spi(Testing) import CamHAL
 import Foundation
+import Synchronization
 
 /// The virtual camera's raw controls (X1–X7), honest ones: `brightness` lifts the rendered luma,
 /// `color_effects` really renders black & white or negative (its menu has a gap where V4L2's
 /// sepia would be: this sensor has none), `frames_rendered` counts the frames the sensor produced
 /// (read-only, volatile: it changes by itself). Values live per device of a backend instance and
 /// survive sessions, as a V4L2 driver's do.
-final class VirtualRawControls: @unchecked Sendable {
+final class VirtualRawControls: Sendable {
     static let brightnessID: UInt32 = 0x0098_0900
     static let colorEffectsID: UInt32 = 0x0098_091F
     static let framesRenderedID: UInt32 = 0x0098_F9A0
@@ -17,8 +18,8 @@ final class VirtualRawControls: @unchecked Sendable {
         var framesRendered: Int64 = 0
     }
 
-    private let values = Locked([String: Values]())
-    private let watchers = Locked([UUID: (deviceID: String, handler: @Sendable (DeviceControlChange) -> Void)]())
+    private let values = Mutex([String: Values]())
+    private let watchers = Mutex([UUID: (deviceID: String, handler: @Sendable (DeviceControlChange) -> Void)]())
 
     /// The controls' descriptors, with `v`'s values.
     static func descriptors(_ v: Values) -> [DeviceControl] {

@@ -1,12 +1,15 @@
-/// A value guarded by a lock, for state read from any thread (S3) and touched by driver threads.
+import Synchronization
+
+/// A value guarded by a lock, in a class box: for state shared by an escaping closure (a thread's
+/// body, a callback), which cannot capture a `Mutex` (it is noncopyable). A stored property of a
+/// `Sendable` class is a `Mutex` instead (with `value` and `set` below); so are the core's.
 ///
 /// The value lives behind a pointer of its own, not in a stored property: an `inout` access to a
 /// class's stored property is checked for exclusivity at run time (a thread-local access set
 /// entered and left on every access), which the lock already guarantees. On the frame path, where
 /// several of these are taken per frame, those checks were about a tenth of the core's
 /// instructions (measured with callgrind).
-// @unchecked: the value sits behind a pointer (see above) that only `withLock` touches; a Mutex
-// would make it Sendable by construction but cannot hand a non-Sendable Value out of the lock.
+// @unchecked: lock-protected box: the value sits behind a pointer (see above) that only `withLock` touches.
 package final class Locked<Value>: @unchecked Sendable {
     private let lock = ThreadLock()
     private let storage: UnsafeMutablePointer<Value>
@@ -32,4 +35,11 @@ package final class Locked<Value>: @unchecked Sendable {
     public var value: Value { withLock { $0 } }
     /// Replaces the value.
     public func set(_ newValue: Value) { withLock { $0 = newValue } }
+}
+
+extension Mutex where Value: Sendable {
+    /// A copy of the value.
+    package var value: Value { withLock { $0 } }
+    /// Replaces the value.
+    package func set(_ newValue: Value) { withLock { $0 = newValue } }
 }

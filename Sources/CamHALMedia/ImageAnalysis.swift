@@ -2,6 +2,7 @@
 import CamHAL
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Something that looks at frames (CameraX `ImageAnalysis.Analyzer`, AVFoundation
 /// `AVCaptureVideoDataOutputSampleBufferDelegate`). Called on the analysis queue, one frame at a
@@ -28,13 +29,13 @@ public struct AnalysisStats: Sendable, Hashable, CustomStringConvertible {
 /// (STRATEGY_KEEP_ONLY_LATEST, alwaysDiscardsLateVideoFrames): the analyzer always gets the newest
 /// frame, late frames are dropped and counted, and the camera stream never waits for it.
 /// It keeps running across stop/start of the session until `stop()`.
-public final class ImageAnalysis: @unchecked Sendable {
+public final class ImageAnalysis: Sendable {
     private let camera: any CameraDevice
     private let queue: DispatchQueue
     private let body: @Sendable (Frame) -> Void
-    private let counters = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: .zero))
-    private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
-    private var task: Task<Void, Never>?
+    private let counters = Mutex(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: .zero))
+    private let current = Mutex<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Runs `analyzer` on `camera`'s frames, keep-only-latest: it sees the newest frame whenever it
     /// is free and never stalls the stream.
@@ -58,8 +59,10 @@ public final class ImageAnalysis: @unchecked Sendable {
 
     /// Starts analysing (idempotent).
     public func start() {
-        guard task == nil else { return }
-        task = Task.detached { [self] in await run() }
+        task.withLock { t in
+            guard t == nil else { return }
+            t = Task.detached { [self] in await run() }
+        }
     }
 
     /// Stops; the analyzer is not called after this returns.
@@ -69,7 +72,7 @@ public final class ImageAnalysis: @unchecked Sendable {
             return c.stream
         }
         s?.cancel()
-        await task?.value
+        await task.value?.value
         queue.sync {}
     }
 

@@ -216,6 +216,7 @@ extension CameraDevice {
 }
 
 /// A recording in progress (CameraX `Recording`). Stop it with `stop()`; watch `events`.
+// @unchecked: holds GStreamer C handles (thread-safe, refcounted) and counters encoder probes write, read through C atomics.
 public final class Recording: @unchecked Sendable {
     /// The file being written.
     public let url: URL

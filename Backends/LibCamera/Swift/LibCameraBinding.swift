@@ -2,9 +2,11 @@
 import CamHAL
 import CamHALLibcameraShim
 import Foundation
+import Synchronization
 
 /// Owns one shim session: its mapped planes stay valid while any frame (or the binding) holds this
 /// handle, so a frame the app keeps after `close()` still points at mapped memory.
+// @unchecked: a C handle (camhal_lc session) to the shim, which is thread-safe.
 final class LibCameraSessionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
@@ -14,14 +16,14 @@ final class LibCameraSessionHandle: @unchecked Sendable {
 }
 
 /// One open libcamera camera streaming into a `DriverSink`.
+// @unchecked: `lossTimer` (a DispatchSourceTimer, not Sendable) is set before `open` returns and only cancelled after.
 final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     let format: StreamFormat
     let info: LibCameraInfo
     private let sink: DriverSink
     private let bytesPerRow: Int
     private let cameraFourCC: UInt32
-    /// Set once, before the camera starts.
-    private var handle: LibCameraSessionHandle?
+    private let handle: LibCameraSessionHandle?
 
     private struct State {
         /// Desired ScalerCrop, normalized to ScalerCropMaximum (`.full` when not cropping).
@@ -36,9 +38,14 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
     /// unplug its requests never complete (uvcvideo), so no frame callback can tell either.
     private var lossTimer: DispatchSourceTimer?
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
-    private init(info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink) {
+    private init(
+        info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink,
+        handle: LibCameraSessionHandle, relay: LibCameraRelay
+    ) {
+        self.handle = handle
+        self.relay = relay
         self.info = info
         self.format = format
         self.cameraFourCC = cameraFourCC
@@ -83,10 +90,8 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: rate)
         let binding = LibCameraBinding(
             info: info, format: format, cameraFourCC: configured.fourcc,
-            bytesPerRow: Int(configured.stride), sink: sink)
-        binding.handle = handle
+            bytesPerRow: Int(configured.stride), sink: sink, handle: handle, relay: relay)
         relay.binding = binding
-        binding.relay = relay
         if camhal_lc_start(session, &err, err.count) != 0 {
             binding.close()
             throw CameraError.configurationFailed(
@@ -97,7 +102,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     /// Keeps the callback context alive as long as the binding.
-    private var relay: LibCameraRelay?
+    private let relay: LibCameraRelay
 
     deinit { close() }
 
@@ -302,8 +307,15 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
 }
 
 /// The C callbacks' context: forwards to the binding (weak, so the binding's lifetime decides).
-final class LibCameraRelay: @unchecked Sendable {
-    weak var binding: LibCameraBinding?
+/// Set once the binding exists, after the C side already holds the relay (libcamera's thread may
+/// call back before that): so behind a lock.
+final class LibCameraRelay: Sendable {
+    private struct Target { weak var binding: LibCameraBinding? }
+    private let target = Mutex(Target())
+    var binding: LibCameraBinding? {
+        get { target.withLock { $0.binding } }
+        set { target.withLock { $0.binding = newValue } }
+    }
 }
 
 private let libcameraFrameCallback: camhal_lc_frame_fn = { ctx, completion in

@@ -3,6 +3,7 @@ import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// One capture stream from a PipeWire node, on a connection of its own.
 ///
@@ -20,12 +21,12 @@ import Foundation
 /// the V4L2 backend's semantics (`V4L2ControlSemantics`, `V4L2ImageControls`); the stream's
 /// connection is subscribed to the node's Props param, so a zoom or focus another client sets is
 /// reported (`controlsChanged`) when the node publishes its values.
-final class PipeWireBinding: DriverBinding, @unchecked Sendable {
+final class PipeWireBinding: DriverBinding, Sendable {
     let format: StreamFormat
     let deviceID: String
     private let sink: DriverSink
     private let stream: StreamHandle
-    private let closed = Locked(false)
+    private let closed = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
     /// The node's V4L2 controls, written through this stream; nil when it lists none.
     private let access: PipeWireV4L2Controls?
@@ -35,9 +36,9 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
     private let hasTorch: Bool
     private let imageControls: V4L2ImageControls?
     /// The crop the device's zoom applies (for `Frame.sensorCrop`).
-    private let sensorCrop = Locked(NormalizedRect.full)
+    private let sensorCrop = Mutex(NormalizedRect.full)
     /// Whether the node's first Props param (its values when the stream subscribed) came.
-    private let sawProps = Locked(false)
+    private let sawProps = Mutex(false)
 
     init(
         device: DeviceDescriptor, serial: UInt64, fd: Int32, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
@@ -260,11 +261,13 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
 }
 
 /// The shim's stream handle, shared with frames' release closures (the shim is thread-safe).
+// @unchecked: a C handle to the shim's stream, which is thread-safe.
 struct StreamHandle: @unchecked Sendable {
     let raw: OpaquePointer
 }
 
 /// One dequeued buffer a frame hands back when released.
+// @unchecked: a C buffer handle, handed back exactly once by the frame that holds it.
 struct BufferHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer?
 }

@@ -3,11 +3,13 @@ import CV4L2
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// The part of a stream that frames keep alive: the descriptor and the buffers. Requeueing a
 /// released frame and stopping the stream are serialised by one lock, so a frame released after
 /// `close()` never touches a closed descriptor (its release is a no-op then), and the buffers are
 /// unmapped only when the last frame is gone (`BufferMaps`).
+// @unchecked: lock-protected: its `var`s are only touched with `lock` held.
 final class StreamCore: @unchecked Sendable {
     let fd: DeviceFD
     let maps = BufferMaps()
@@ -77,7 +79,7 @@ final class StreamCore: @unchecked Sendable {
 
 /// One streaming V4L2 capture node: MMAP buffers, a dedicated thread that polls and dequeues,
 /// zero-copy frames that requeue their buffer when released.
-final class V4L2Binding: DriverBinding, @unchecked Sendable {
+final class V4L2Binding: DriverBinding, Sendable {
     static let bufferCount: UInt32 = 4
 
     let format: StreamFormat
@@ -94,10 +96,10 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     private let zoomControl: ControlInfo?
     private let cropBounds: v4l2_rect?
     /// The crop the device applies, read by the streaming thread for `Frame.sensorCrop`.
-    private let sensorCrop = Locked(NormalizedRect.full)
-    private let closed = Locked(false)
+    private let sensorCrop = Mutex(NormalizedRect.full)
+    private let closed = Mutex(false)
     /// Whether `startStreaming()` started the stream and its thread (`close()` waits for that thread).
-    private let started = Locked(false)
+    private let started = Mutex(false)
     /// The negotiated FourCC and field, for a refused STREAMON's message.
     private let fourCC: UInt32
     private let field: UInt32
@@ -112,7 +114,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     private let hasFocusAbsolute: Bool
     /// Whether selection cropping turned out to work on this stream (it can fail when the
     /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
-    private var cropUsable = true
+    private let cropUsable = Mutex(true)
     /// Exposure, white balance and anti-flicker controls of the node (E1–E6, W1–W5, N1).
     private let imageControls: V4L2ImageControls
 
@@ -510,7 +512,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// Digital zoom with VIDIOC_S_SELECTION(CROP), centered; keeps the compose rectangle on the
     /// whole frame (the driver scales). Falls back to the frame path when the driver cannot.
     private func applyCrop(factor: Double) -> ZoomApplication {
-        guard cropUsable, let bounds = cropBounds, core.fd.isOpen else { return .none }
+        guard cropUsable.value, let bounds = cropBounds, core.fd.isOpen else { return .none }
         let w = Int32(clamping: Int(even: Double(bounds.width) / factor, minimum: 2))
         let h = Int32(clamping: Int(even: Double(bounds.height) / factor, minimum: 2))
         var s = v4l2_selection()
@@ -522,7 +524,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let composeFull = compose.map { $0.left == 0 && $0.top == 0 && Int($0.width) == format.width && Int($0.height) == format.height } ?? true
         guard ok, composeFull, s.r.width > 0, s.r.height > 0 else {
             // Undo and let the core crop in the frame path from now on.
-            cropUsable = false
+            cropUsable.set(false)
             var reset = v4l2_selection()
             reset.type = V4L2Formats.captureType
             reset.target = UInt32(V4L2_SEL_TGT_CROP)
