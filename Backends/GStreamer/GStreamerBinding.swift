@@ -331,6 +331,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while access(path, F_OK) == 0 {
             if Date() > deadline { return false }
+            // devtmpfs removes the node when the driver unregisters the device, with no event
+            // here to await: checked every 20 ms, bounded by `seconds`.
             usleep(20_000)
         }
         return true

@@ -75,6 +75,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
                     }
                     nodes = ids
                 }
+                // No provider bus to block on: the rescan above runs at the same 200 ms pace.
                 if providers.isEmpty { usleep(200_000); continue }
                 let slice = GstClockTime(200_000_000 / providers.count)
                 for (name, _, bus) in providers {

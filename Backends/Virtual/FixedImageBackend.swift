@@ -58,7 +58,7 @@ final class FixedImageBinding: DriverBinding, Sendable {
                         format: picture.format, width: picture.width, height: picture.height, planes: picture.planes,
                         sequence: sequence, timestamp: ProcessInfo.processInfo.systemUptime,
                         onRelease: { withExtendedLifetime(picture) {} }))
-                Thread.sleep(forTimeInterval: 1 / frameRate)
+                Thread.sleep(forTimeInterval: 1 / frameRate)  // the frame period, as a sensor's
             }
             done.signal()
         }.start()

@@ -80,6 +80,7 @@ final class VirtualBinding: DriverBinding, Sendable {
             if optics.withLock({ $0.stopping || $0.disconnected || $0.streamFailed }) { return }
             next += interval
             let wait = next.timeIntervalSinceNow
+            // The emulated sensor's frame period (what real hardware takes to expose a frame).
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
@@ -251,6 +252,8 @@ final class VirtualBinding: DriverBinding, Sendable {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
         if streamingThread.value != ObjectIdentifier(Thread.current) {
             let deadline = Date(timeIntervalSinceNow: 0.05)
+            // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
+            // the streaming thread would have to signal on every frame.
             while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(500) }
         }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }

@@ -72,7 +72,10 @@ public final class ImageAnalysis: Sendable {
             return c.stream
         }
         s?.cancel()
-        await task.value?.value
+        // Also ends a wait for the session's next snapshot (`run`).
+        let t = task.value
+        t?.cancel()
+        await t?.value
         queue.sync {}
     }
 
@@ -87,6 +90,7 @@ public final class ImageAnalysis: Sendable {
     private func run() async {
         var lastSequence: UInt64?
         while true {
+            let seen = camera.currentState.sequence
             let stream = camera.frames(policy: .keepOnlyLatest)
             let stopped = current.withLock { c -> Bool in
                 if let old = c.stream { counters.withLock { $0.dropped += old.droppedFrames } }
@@ -98,9 +102,11 @@ public final class ImageAnalysis: Sendable {
                 return
             }
             var iterator = stream.makeAsyncIterator()
+            var delivered = false
             // A failure ends the loop like a stop (its error is on the session's snapshot, which the
             // analysis reports); then wait for the session to stream again.
             while let frame = try? await iterator.next() {
+                delivered = true
                 if let last = lastSequence, frame.sequence > last + 1 {
                     let gap = Int(frame.sequence - last - 1)
                     counters.withLock { $0.sequenceGaps += gap }
@@ -119,10 +125,15 @@ public final class ImageAnalysis: Sendable {
                     $0.lastQueueDelay = .seconds(delay)
                 }
             }
-            // The session stopped (or we were cancelled): wait for it to stream again.
+            // The session stopped (or we were cancelled): a new stream waits for it to stream again.
             lastSequence = nil
             if current.value.stopped { return }
-            try? await Task.sleep(nanoseconds: 50_000_000)
+            // A stream that ended before any frame (the session failed: a new one would end at once
+            // until `start()`) is made again only after the session's next transition, awaited.
+            if !delivered, await camera.firstState(within: nil, where: { $0.sequence > seen }) == nil, !Task.isCancelled {
+                // The snapshots ended (the session is gone) with no event left to await: a slow retry.
+                try? await Task.sleep(nanoseconds: 50_000_000)
+            }
         }
     }
 }

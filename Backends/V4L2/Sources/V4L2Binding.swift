@@ -370,6 +370,8 @@ final class V4L2Binding: DriverBinding, Sendable {
                             sink.report(.failed(.streamFailed("\(deviceID): the driver reports a stream error (POLLERR)")))
                             return
                         }
+                        // Backoff: a spurious POLLERR (no buffer, device present) is retried 10 ms
+                        // later, at most 50 times, before it counts as a stream failure.
                         usleep(10_000)
                     }
                     continue
