@@ -1,8 +1,10 @@
 import Synchronization
 
-/// A value guarded by a lock, in a class box: for state shared by an escaping closure (a thread's
-/// body, a callback), which cannot capture a `Mutex` (it is noncopyable). A stored property of a
-/// `Sendable` class is a `Mutex` instead (with `value` and `set` below); so are the core's.
+/// A value guarded by a lock, in a class box: for state an escaping closure shares (a thread's
+/// body, a callback, a stream's termination handler), which cannot capture a `Mutex` (it is
+/// noncopyable), and for a non-Sendable value handed out of the lock, which a `Mutex` refuses. A
+/// lock only its own class touches is a `Mutex` (with `value` and `set` below), so the class can be
+/// plain `Sendable`.
 ///
 /// The value lives behind a pointer of its own, not in a stored property: an `inout` access to a
 /// class's stored property is checked for exclusivity at run time (a thread-local access set
