@@ -13,7 +13,7 @@ public final class ConformanceContext: Sendable {
     public let backend: any CameraBackend
     /// The device under test, as last listed (re-read after a check unplugged and replugged it:
     /// the ID stays, its node may change).
-    public var device: DeviceDescriptor { current.value }
+    public var device: DeviceDescriptor { current.withLock({ $0 }) }
     /// How much longer than on the host every time-out is (1 on the host, about 10 in a TCG virtual machine).
     public let timeScale: Double
     /// Starts another process streaming a device, where the runner can (the `camhal` tool).
@@ -51,7 +51,7 @@ public final class ConformanceContext: Sendable {
         while true {
             let seen = events.count  // before listing: an event after it wakes the wait below
             if let d = try? backend.devices().first(where: { $0.id == id }) {
-                current.set(d)
+                current.withLock { $0 = d }
                 return d
             }
             guard ContinuousClock.now < deadline else {

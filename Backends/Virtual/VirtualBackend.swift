@@ -73,7 +73,7 @@ public final class VirtualBackend: CameraBackend, Sendable {
     }
 
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
-        let s = state.value
+        let s = state.withLock({ $0 })
         return Self.descriptors(frameRate: frameRate).filter { !(s[$0.id]?.disconnected ?? false) }
     }
 
@@ -166,13 +166,13 @@ extension VirtualBackend: TestHooks {
         case .requeueError: binding?.optics.withLock { $0.refusedReleases += 1 }
         default: break
         }
-        let handlers = watchers.value.values
+        let handlers = watchers.withLock({ $0 }).values
         for e in events { for h in handlers { h(e) } }
     }
 
-    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.value[deviceID]?.lastFocusPoint }
+    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.withLock({ $0 })[deviceID]?.lastFocusPoint }
 
-    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.value[deviceID]?.lastMeteringRegions }
+    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.withLock({ $0 })[deviceID]?.lastMeteringRegions }
 }
 
 final class VirtualWatch: DeviceWatch, Sendable {

@@ -61,10 +61,10 @@ final class VirtualBinding: DriverBinding, Sendable {
 
     /// Starts the sensor's thread (once), after the session applied its controls.
     func startStreaming() {
-        guard !started.value else { return }
-        started.set(true)
+        guard !started.withLock({ $0 }) else { return }
+        started.withLock { $0 = true }
         let thread = Thread { [self] in
-            streamingThread.set(ObjectIdentifier(Thread.current))
+            streamingThread.withLock { $0 = ObjectIdentifier(Thread.current) }
             run()
         }
         thread.name = "camhal.virtual.\(deviceID)"
@@ -234,10 +234,10 @@ final class VirtualBinding: DriverBinding, Sendable {
     }
 
     func close() {
-        let wasStarted = started.value
+        let wasStarted = started.withLock({ $0 })
         optics.withLock { $0.stopping = true }
         if wasStarted { finished.wait() }
-        started.set(false)
+        started.withLock { $0 = false }
         backend?.released(self)
     }
 
@@ -250,7 +250,7 @@ final class VirtualBinding: DriverBinding, Sendable {
     /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
-        if streamingThread.value != ObjectIdentifier(Thread.current) {
+        if streamingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) {
             let deadline = Date(timeIntervalSinceNow: 0.05)
             // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
             // the streaming thread would have to signal on every frame.

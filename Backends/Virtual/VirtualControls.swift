@@ -38,7 +38,7 @@ final class VirtualRawControls: Sendable {
         ]
     }
 
-    func current(_ deviceID: String) -> Values { values.value[deviceID] ?? Values() }
+    func current(_ deviceID: String) -> Values { values.withLock({ $0 })[deviceID] ?? Values() }
 
     func frameRendered(_ deviceID: String) { values.withLock { $0[deviceID, default: Values()].framesRendered += 1 } }
 
@@ -55,7 +55,7 @@ final class VirtualRawControls: Sendable {
             return v
         }
         guard let control = Self.descriptors(updated).first(where: { $0.id == id }) else { return nil }
-        for w in watchers.value.values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
+        for w in watchers.withLock({ $0 }).values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
         return control
     }
 

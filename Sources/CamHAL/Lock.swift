@@ -1,10 +1,7 @@
-import Synchronization
-
 /// A value guarded by a lock, in a class box: for state an escaping closure shares (a thread's
 /// body, a callback, a stream's termination handler), which cannot capture a `Mutex` (it is
 /// noncopyable), and for a non-Sendable value handed out of the lock, which a `Mutex` refuses. A
-/// lock only its own class touches is a `Mutex` (with `value` and `set` below), so the class can be
-/// plain `Sendable`.
+/// lock only its own class touches is a `Mutex`, so the class can be plain `Sendable`.
 ///
 /// The value lives behind a pointer of its own, not in a stored property: an `inout` access to a
 /// class's stored property is checked for exclusivity at run time (a thread-local access set
@@ -37,11 +34,4 @@ package final class Locked<Value>: @unchecked Sendable {
     public var value: Value { withLock { $0 } }
     /// Replaces the value.
     public func set(_ newValue: Value) { withLock { $0 = newValue } }
-}
-
-extension Mutex where Value: Sendable {
-    /// A copy of the value.
-    package var value: Value { withLock { $0 } }
-    /// Replaces the value.
-    package func set(_ newValue: Value) { withLock { $0 = newValue } }
 }

@@ -73,7 +73,7 @@ public final class ImageAnalysis: Sendable {
         }
         s?.cancel()
         // Also ends a wait for the session's next snapshot (`run`).
-        let t = task.value
+        let t = task.withLock({ $0 })
         t?.cancel()
         await t?.value
         queue.sync {}
@@ -81,8 +81,8 @@ public final class ImageAnalysis: Sendable {
 
     /// Frames analysed and skipped so far.
     public var stats: AnalysisStats {
-        var s = counters.value
-        let c = current.value
+        var s = counters.withLock({ $0 })
+        let c = current.withLock({ $0 })
         s.dropped += c.stream?.droppedFrames ?? 0
         return s
     }
@@ -127,7 +127,7 @@ public final class ImageAnalysis: Sendable {
             }
             // The session stopped (or we were cancelled): a new stream waits for it to stream again.
             lastSequence = nil
-            if current.value.stopped { return }
+            if current.withLock({ $0 }).stopped { return }
             // A stream that ended before any frame (the session failed: a new one would end at once
             // until `start()`) is made again only after the session's next transition, awaited.
             if !delivered, await camera.firstState(within: nil, where: { $0.sequence > seen }) == nil, !Task.isCancelled {

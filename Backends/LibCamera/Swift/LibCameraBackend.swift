@@ -164,7 +164,7 @@ final class LibCameraWatch: DeviceWatch, Sendable {
             watch.changed(id: String(cString: id), added: added != 0)
         }, Unmanaged.passUnretained(self).toOpaque())
         guard t != 0 else { return nil }
-        token.set(t)
+        token.withLock { $0 = t }
     }
 
     /// Runs on libcamera's thread: hop off it before asking the manager for the descriptor.

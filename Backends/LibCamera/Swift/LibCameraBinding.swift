@@ -6,7 +6,7 @@ import Synchronization
 
 /// Owns one shim session: its mapped planes stay valid while any frame (or the binding) holds this
 /// handle, so a frame the app keeps after `close()` still points at mapped memory.
-// @unchecked: a C handle (camhal_lc session) to the shim, which is thread-safe.
+// @unchecked: a C handle (camhal_lc session); frames requeue through it from any thread, which the shim allows.
 final class LibCameraSessionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
@@ -131,7 +131,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             crop = LibCameraGeometry.normalized(
                 SensorRect(x: Int(c.crop_x), y: Int(c.crop_y), width: Int(c.crop_width), height: Int(c.crop_height)), in: maximum)
         } else {
-            crop = state.value.crop
+            crop = state.withLock({ $0 }).crop
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
@@ -160,7 +160,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// V4L2 Aperture Priority entry, which not every webcam has): a warning naming them, since
     /// the snapshot's values for them did not reach the device.
     func controlsRefused(_ names: String) {
-        guard !state.value.closed else { return }
+        guard !state.withLock({ $0 }).closed else { return }
         sink.report(.streamError("libcamera refused a request's controls (\(names)); the device kept its previous values"))
     }
 
@@ -169,7 +169,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
         timer.setEventHandler { [weak self] in
             guard let self, let handle = self.handle else { return }
-            let s = self.state.value
+            let s = self.state.withLock({ $0 })
             guard !s.closed, !s.reportedLoss else { return }
             if camhal_lc_device_lost(handle.pointer) != 0 { self.disconnected() }
         }
@@ -200,9 +200,9 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             trigger = info.hasAfTrigger ? 1 : 0
         case .locked: af = Int32(CAMHAL_LC_AF_AUTO)
         case .manual: af = Int32(CAMHAL_LC_AF_MANUAL)
-        case .fixed: return state.value.focusMode
+        case .fixed: return state.withLock({ $0 }).focusMode
         }
-        guard info.afModes.contains(af) else { return state.value.focusMode }
+        guard info.afModes.contains(af) else { return state.withLock({ $0 }).focusMode }
         camhal_lc_set_focus(handle.pointer, af, trigger, 0, 0, 0, 0, -1)
         state.withLock { $0.focusMode = mode }
         return mode
@@ -211,7 +211,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool {
         guard info.hasAfWindows, let reference = info.cropReference, let handle else { return false }
         let window = LibCameraGeometry.afWindow(at: point, maximum: reference)
-        let trigger: Int32 = state.value.focusMode == .auto && info.hasAfTrigger ? 1 : 0
+        let trigger: Int32 = state.withLock({ $0 }).focusMode == .auto && info.hasAfTrigger ? 1 : 0
         camhal_lc_set_focus(
             handle.pointer, -1, trigger, Int32(window.x), Int32(window.y), UInt32(window.width), UInt32(window.height), -1)
         return true

@@ -135,9 +135,9 @@ public final class PipeWireBackend: CameraBackend, Sendable {
 
     /// The node serial of device `id`, listing again when it is not known yet.
     func serial(of id: String) throws(CameraError) -> UInt64 {
-        if let s = serials.value[id] { return s }
+        if let s = serials.withLock({ $0 })[id] { return s }
         _ = try devices()
-        guard let s = serials.value[id] else { throw .unknownDevice(id: id, backend: identifier) }
+        guard let s = serials.withLock({ $0 })[id] else { throw .unknownDevice(id: id, backend: identifier) }
         return s
     }
 

@@ -149,15 +149,15 @@ final class PipeWireBinding: DriverBinding, Sendable {
             zoom = meaning.zoomFactor ?? zoom
             focus = meaning.focusMode ?? focus
         }
-        if let zoom { sensorCrop.set(.centered(zoomFactor: zoom)) }
-        if (zoom != nil || focus != nil) && !closed.value { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
+        if let zoom { sensorCrop.withLock { $0 = .centered(zoomFactor: zoom) } }
+        if (zoom != nil || focus != nil) && !closed.withLock({ $0 }) { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
     }
 
     /// After a failure, waits for close (the shim answers STOPPED then).
     private func waitForStop() {
         var f = camhal_pw_frame()
         var message: UnsafePointer<CChar>?
-        while !closed.value {
+        while !closed.withLock({ $0 }) {
             if camhal_pw_stream_next(stream.raw, 200, &f, &message) == Int32(CAMHAL_PW_NEXT_STOPPED) { return }
         }
     }
@@ -180,7 +180,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
-            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.value,
+            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.withLock({ $0 }),
             onRelease: { camhal_pw_stream_release(stream.raw, buffer.raw) })
         sink.deliver(frame)
     }
@@ -213,7 +213,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
             return .none
         }
         let appliedFactor = mapping.factor(forValue: Int64(applied))
-        sensorCrop.set(.centered(zoomFactor: appliedFactor))
+        sensorCrop.withLock { $0 = .centered(zoomFactor: appliedFactor) }
         return .device(factor: appliedFactor)
     }
 
