@@ -8,24 +8,24 @@ public typealias ProcessHolder = @Sendable (_ backend: String, _ device: DeviceD
 
 /// What a check runs against: one device of one backend, with timeouts stretched by `timeScale`
 /// for slow machines (a TCG virtual machine runs about 10x slower than the host).
-public final class ConformanceContext: @unchecked Sendable {
+public final class ConformanceContext: Sendable {
     /// The backend under test.
     public let backend: any CameraBackend
     /// The device under test, as last listed (re-read after a check unplugged and replugged it:
     /// the ID stays, its node may change).
-    public var device: DeviceDescriptor { current.value }
+    public var device: DeviceDescriptor { current.withLock({ $0 }) }
     /// How much longer than on the host every time-out is (1 on the host, about 10 in a TCG virtual machine).
     public let timeScale: Double
     /// Starts another process streaming a device, where the runner can (the `camhal` tool).
     public let holder: ProcessHolder?
     /// Makes the device fail on demand (unplug, stall...), where it can be made to.
     public let faults: (any FaultInjector)?
-    private let current: Locked<DeviceDescriptor>
-    private let opened = Locked([Camera]())
+    private let current: Mutex<DeviceDescriptor>
+    private let opened = Mutex([Camera]())
 
     init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?) {
         self.backend = backend
-        self.current = Locked(device)
+        self.current = Mutex(device)
         self.timeScale = timeScale
         self.holder = holder
         self.faults = faults
@@ -51,7 +51,7 @@ public final class ConformanceContext: @unchecked Sendable {
         while true {
             let seen = events.count  // before listing: an event after it wakes the wait below
             if let d = try? backend.devices().first(where: { $0.id == id }) {
-                current.set(d)
+                current.withLock { $0 = d }
                 return d
             }
             guard ContinuousClock.now < deadline else {

@@ -171,7 +171,7 @@ public struct HooksFaultInjector: FaultInjector {
 /// `<dir>/<serial>.sock`, one text command per line, one answer line each (`ok[ detail]` or
 /// `error <message>`). The serial is the V4L2 node's USB device serial (sysfs), read once when the
 /// injector is made, because an unplugged node has no sysfs entry left to read.
-public final class WebcamFaultInjector: FaultInjector, @unchecked Sendable {
+public final class WebcamFaultInjector: FaultInjector, Sendable {
     /// The USB serial number (`CAMHAL-<profile>-p<port>`).
     public let serial: String
     /// The control socket's path.

@@ -4,8 +4,8 @@ import Foundation
 
 /// A delegate that records what it is told, and on which queue; a check awaits what it was told
 /// (the delegate runs on its own queue, after the stream saw the same snapshot).
+// @unchecked: holds a DispatchSpecificKey, not Sendable though only a key compared by identity.
 final class RecordingDelegate: CameraStateDelegate, @unchecked Sendable {
-    // @unchecked: DispatchSpecificKey is not Sendable, though it is only a key compared by identity.
     let states = EventLog<CameraState>()
     let failures = EventLog<CameraError>()
     let onExpectedQueue = Locked(true)

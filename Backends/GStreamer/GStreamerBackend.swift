@@ -2,6 +2,7 @@
 import CGStreamer
 import CamHAL
 import Foundation
+import Synchronization
 
 /// CamHAL over GStreamer 1.x: the backend that works on any Linux machine, camera or not.
 ///
@@ -15,7 +16,7 @@ import Foundation
 ///
 /// Zoom is real on every source: a live `videocrop` + `videoscale` stage in the pipeline
 /// (`ZoomMethod.sensorCrop`, `ZoomApplication.device`). No torch; fixed focus.
-public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
+public final class GStreamerBackend: CameraBackend, Sendable {
     static let backendIdentifier = "gstreamer"
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = GStreamerBackend()
@@ -24,16 +25,16 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     /// How many samples the appsink queues before dropping the oldest.
     public let maxBuffers: Int
 
-    private let extra = Locked([GStreamerSource]())
-    private let probed = Locked([String: ProbedDevice]())
-    private let skipped = Locked([GStreamerSkippedDevice]())
+    private let extra = Mutex([GStreamerSource]())
+    private let probed = Mutex([String: ProbedDevice]())
+    private let skipped = Mutex([GStreamerSkippedDevice]())
     /// libcamera cameras a binding of this process holds, until its pipeline is really at NULL.
     private let acquired = Locked(Set<String>())
 
     /// Devices the last `devices()` call saw but did not list, each with the reason (e.g. V4L2
     /// media-controller nodes, which only the v4l2 backend can configure). Also shown in the test
     /// source's details as `gst.skipped <id>`.
-    public var skippedDevices: [GStreamerSkippedDevice] { skipped.value }
+    public var skippedDevices: [GStreamerSkippedDevice] { skipped.withLock({ $0 }) }
     private let includeTestSource: Bool
 
     /// - Parameters:
@@ -43,7 +44,7 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
     public init(extraSources: [GStreamerSource] = [], includeTestSource: Bool = true, maxBuffers: Int = 3) {
         self.includeTestSource = includeTestSource
         self.maxBuffers = max(1, maxBuffers)
-        extra.set(extraSources)
+        extra.withLock { $0 = extraSources }
     }
 
     /// Adds a source (a URI or a description) and returns its descriptor.
@@ -80,16 +81,16 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         var out: [DeviceDescriptor] = []
         let (found, skipped) = GStreamerDevices.probe()
-        self.skipped.set(skipped)
+        self.skipped.withLock { $0 = skipped }
         if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
             var test = GStreamerDevices.testDescriptor
             // Said where `camhal probe` shows it: the test source is always listed.
             for s in skipped { test.details["gst.skipped " + s.id] = s.reason }
             out.append(test)
         }
-        probed.set(Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }))
+        probed.withLock { $0 = Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }) }
         out += found.map(\.descriptor)
-        out += extra.value.map(\.descriptor)
+        out += extra.withLock({ $0 }).map(\.descriptor)
         return out
     }
 
@@ -101,9 +102,9 @@ public final class GStreamerBackend: CameraBackend, @unchecked Sendable {
         let origin: Origin
         if id == GStreamerDevices.testSourceID, includeTestSource {
             origin = .test
-        } else if let s = extra.value.first(where: { $0.deviceID == id }) {
+        } else if let s = extra.withLock({ $0 }).first(where: { $0.deviceID == id }) {
             origin = .source(s)
-        } else if let d = probed.value[id] ?? { _ = try? devices(); return probed.value[id] }() {
+        } else if let d = probed.withLock({ $0 })[id] ?? { _ = try? devices(); return probed.withLock({ $0 })[id] }() {
             origin = .device(d)
         } else {
             throw .unknownDevice(id: id, backend: identifier)

@@ -16,6 +16,7 @@ import Synchronization
 /// Zoom is a live crop: a buffer probe in front of `videocrop` updates its margins between two
 /// buffers and remembers which crop each buffer got, so `Frame.sensorCrop` is exact;
 /// `videoscale` brings the crop back to the negotiated size.
+// @unchecked: holds the pipeline's C handles (GstElement*, GstAppSink*), thread-safe refcounted, and `isLive`, set before start.
 final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     let format: StreamFormat
     let deviceID: String
@@ -77,7 +78,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         // The state change runs on a helper thread and is waited for at most `startTimeout`:
         // libcamerasrc 0.0.3 can block for ever when another process holds the camera ("Failed
         // to setup link ... busy"), and bind must answer within bounded time (R4: busy, not a hang).
-        let pipelineRef = PipelinePointer(value: pipeline)
+        let pipelineRef = GstPointer(value: pipeline)
         let changed = DispatchSemaphore(value: 0)
         let result = Locked(GST_STATE_CHANGE_FAILURE)
         Thread {
@@ -291,15 +292,15 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         stopping.set(true)
         outstanding.stop()
         // Only values, not self: close() also runs from deinit.
-        let owned = Teardown(pipeline: pipeline, appsink: appsink, crop: crop, onReleased: onReleased)
+        let owned = Teardown(pipeline: GstPointer(value: pipeline), appsink: GstPointer(value: appsink), crop: crop, onReleased: onReleased)
         let released = DispatchSemaphore(value: 0)
         let busJoined = DispatchSemaphore(value: 0)
         let teardown = Thread {
-            _ = gst_element_set_state(owned.pipeline, GST_STATE_NULL)
+            _ = gst_element_set_state(owned.pipeline.value, GST_STATE_NULL)
             busJoined.wait()
             owned.crop.detach()
-            gst_object_unref(UnsafeMutableRawPointer(owned.appsink))
-            gst_object_unref(owned.pipeline)
+            gst_object_unref(UnsafeMutableRawPointer(owned.appsink.value))
+            gst_object_unref(owned.pipeline.value)
             owned.onReleased()
             released.signal()
         }
@@ -330,6 +331,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while access(path, F_OK) == 0 {
             if Date() > deadline { return false }
+            // devtmpfs removes the node when the driver unregisters the device, with no event
+            // here to await: checked every 20 ms, bounded by `seconds`.
             usleep(20_000)
         }
         return true
@@ -365,9 +368,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
 /// The appsink's callback context: a weak way back to the binding, which it must not keep alive
 /// (the appsink, and so this, can outlive the binding when a stuck pipeline is left to stop in
 /// the background).
-private final class SampleReceiver: @unchecked Sendable {
-    /// Written only here, before the appsink (under its lock) publishes the receiver.
-    private(set) weak var binding: GStreamerBinding?
+private final class SampleReceiver: Sendable {
+    weak let binding: GStreamerBinding?
     init(binding: GStreamerBinding) { self.binding = binding }
 }
 
@@ -379,20 +381,22 @@ private let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?
     return GST_FLOW_OK
 }
 
-/// What `close()` hands to its teardown thread: the pipeline's references, dropped there.
-/// A pipeline pointer carried to a helper thread (GStreamer objects are thread-safe refcounted).
-private struct PipelinePointer: @unchecked Sendable {
-    let value: UnsafeMutablePointer<GstElement>
+/// A GStreamer object pointer carried to a helper thread.
+// @unchecked: a C pointer; GStreamer objects are thread-safe and refcounted, and each is unreffed once.
+private struct GstPointer<T>: @unchecked Sendable {
+    let value: UnsafeMutablePointer<T>
 }
 
-private struct Teardown: @unchecked Sendable {
-    let pipeline: UnsafeMutablePointer<GstElement>
-    let appsink: UnsafeMutablePointer<GstAppSink>
+/// What `close()` hands to its teardown thread: the pipeline's references, dropped there.
+private struct Teardown: Sendable {
+    let pipeline: GstPointer<GstElement>
+    let appsink: GstPointer<GstAppSink>
     let crop: CropControl
     let onReleased: @Sendable () -> Void
 }
 
 /// A mapped sample kept alive by a frame.
+// @unchecked: a mapped GstSample (C handles) released exactly once, by the frame that holds it.
 private struct HeldSample: @unchecked Sendable {
     let sample: OpaquePointer
     let frame: UnsafeMutablePointer<GstVideoFrame>
@@ -406,6 +410,7 @@ private struct HeldSample: @unchecked Sendable {
 /// The live crop: the zoom factor the session wants, applied to `videocrop` from a buffer probe
 /// on its sink pad (between two buffers, so no buffer is half-cropped), and the crop each buffer
 /// got, keyed by PTS, for `Frame.sensorCrop`.
+// @unchecked: holds C handles (GstElement*, GstPad*) and `probeID`, set in init; the crop state is under `state`.
 final class CropControl: @unchecked Sendable {
     private struct State {
         var requested: Double = 1

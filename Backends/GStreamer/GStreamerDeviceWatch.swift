@@ -3,6 +3,7 @@ import CGStreamer
 import CamHAL
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// Hot-plug events (D3) from GStreamer's device providers, each asked on its own (a monitor
 /// would hide the v4l2 provider behind libcamera's). Devices present when the watch starts are
@@ -18,11 +19,11 @@ import Foundation
 ///   for `settleSeconds` after the last change.
 /// - Every other provider (`pipewiredeviceprovider`, ...), and the v4l2 one where `/dev` cannot
 ///   be watched, is started, and one thread polls the buses.
-final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
+final class GStreamerDeviceWatch: DeviceWatch, Sendable {
     private static let nodeProvider = "v4l2deviceprovider"
     private let stopping = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let cancelled = Locked(false)
+    private let cancelled = Mutex(false)
 
     init(backend: GStreamerBackend, settleSeconds: Double = 2, handler: @escaping @Sendable (DeviceEvent) -> Void) {
         let names = GStreamerDevices.providerNames
@@ -74,6 +75,7 @@ final class GStreamerDeviceWatch: DeviceWatch, @unchecked Sendable {
                     }
                     nodes = ids
                 }
+                // No provider bus to block on: the rescan above runs at the same 200 ms pace.
                 if providers.isEmpty { usleep(200_000); continue }
                 let slice = GstClockTime(200_000_000 / providers.count)
                 for (name, _, bus) in providers {

@@ -14,7 +14,7 @@ public struct GStreamerSkippedDevice: Sendable, Hashable {
 }
 
 /// A device one of GStreamer's device providers lists, with the GstDevice kept to create its source.
-struct ProbedDevice: @unchecked Sendable {
+struct ProbedDevice: Sendable {
     let descriptor: DeviceDescriptor
     let device: GstObjectRef
 }

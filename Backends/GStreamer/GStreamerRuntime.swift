@@ -58,6 +58,7 @@ func takeGString(_ p: UnsafeMutablePointer<CChar>?) -> String? {
 }
 
 /// A strong reference to a GstObject (a device, an element) that Swift code can hold and share.
+// @unchecked: a C handle (GstObject*), thread-safe refcounted, unreffed once in deinit.
 final class GstObjectRef: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
     /// Adopts an existing reference (floating references are sunk).

@@ -9,7 +9,7 @@ import Foundation
 /// It has one lens and no zoom, focus or torch of its own: zoom is cropped in CamHAL's frame path
 /// (`Frame.visibleRect`), so a zoomed frame's pixels are still the picture's.
 @_spi(Testing)
-public final class FixedImageBackend: CameraBackend, @unchecked Sendable {
+public final class FixedImageBackend: CameraBackend, Sendable {
     /// The backend identifier, also the device's `id` and `backend`.
     public let identifier: String
     /// The one device: the picture's format and size at the frame rate.
@@ -41,7 +41,7 @@ public final class FixedImageBackend: CameraBackend, @unchecked Sendable {
 }
 
 /// Delivers the picture from its own thread until closed.
-final class FixedImageBinding: DriverBinding, @unchecked Sendable {
+final class FixedImageBinding: DriverBinding, Sendable {
     let format: StreamFormat
     let stopping = Locked(false)
     let done = DispatchSemaphore(value: 0)
@@ -58,7 +58,7 @@ final class FixedImageBinding: DriverBinding, @unchecked Sendable {
                         format: picture.format, width: picture.width, height: picture.height, planes: picture.planes,
                         sequence: sequence, timestamp: ProcessInfo.processInfo.systemUptime,
                         onRelease: { withExtendedLifetime(picture) {} }))
-                Thread.sleep(forTimeInterval: 1 / frameRate)
+                Thread.sleep(forTimeInterval: 1 / frameRate)  // the frame period, as a sensor's
             }
             done.signal()
         }.start()

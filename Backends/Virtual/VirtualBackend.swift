@@ -1,5 +1,6 @@
 @_spi(Testing) import CamHAL
 import Foundation
+import Synchronization
 
 /// A virtual camera for apps' own tests, like CameraX's FakeCamera: a labelled test double, not
 /// hardware. Its physics are honest: it renders a scene whose pixels encode where they are, so a
@@ -10,7 +11,7 @@ import Foundation
 /// mode, exposure, white balance, anti-flicker and one metering region per loop: `VirtualPhysics`)
 /// and `virtual-front` (one wide lens, no torch, fixed focus, none of those image controls). Each
 /// instance is its own little world: two sessions on one device of one instance see it busy (R4), two instances do not.
-public final class VirtualBackend: CameraBackend, @unchecked Sendable {
+public final class VirtualBackend: CameraBackend, Sendable {
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = VirtualBackend()
 
@@ -25,8 +26,8 @@ public final class VirtualBackend: CameraBackend, @unchecked Sendable {
         var lastMeteringRegions: [MeteringRegion]?
     }
 
-    let state = Locked([String: DeviceState]())
-    private let watchers = Locked([UUID: @Sendable (DeviceEvent) -> Void]())
+    let state = Mutex([String: DeviceState]())
+    private let watchers = Mutex([UUID: @Sendable (DeviceEvent) -> Void]())
     /// Frames per second the virtual sensor produces.
     public let frameRate: Double
 
@@ -72,7 +73,7 @@ public final class VirtualBackend: CameraBackend, @unchecked Sendable {
     }
 
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
-        let s = state.value
+        let s = state.withLock({ $0 })
         return Self.descriptors(frameRate: frameRate).filter { !(s[$0.id]?.disconnected ?? false) }
     }
 
@@ -165,18 +166,18 @@ extension VirtualBackend: TestHooks {
         case .requeueError: binding?.optics.withLock { $0.refusedReleases += 1 }
         default: break
         }
-        let handlers = watchers.value.values
+        let handlers = watchers.withLock({ $0 }).values
         for e in events { for h in handlers { h(e) } }
     }
 
-    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.value[deviceID]?.lastFocusPoint }
+    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.withLock({ $0 })[deviceID]?.lastFocusPoint }
 
-    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.value[deviceID]?.lastMeteringRegions }
+    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.withLock({ $0 })[deviceID]?.lastMeteringRegions }
 }
 
-final class VirtualWatch: DeviceWatch, @unchecked Sendable {
+final class VirtualWatch: DeviceWatch, Sendable {
     private let onCancel: @Sendable () -> Void
-    private let cancelled = Locked(false)
+    private let cancelled = Mutex(false)
     init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
     func cancel() {
         if cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) { onCancel() }

@@ -1,10 +1,11 @@
 import CamHAL
 import Foundation
+import Synchronization
 
 /// One streaming virtual device: a thread renders the scene through the current lens and crop at
 /// the configured rate into a small pool of buffers. A frame held by the app keeps its buffer; when
 /// all are held the sensor drops frames, as real hardware does (R2).
-final class VirtualBinding: DriverBinding, @unchecked Sendable {
+final class VirtualBinding: DriverBinding, Sendable {
     struct Optics {
         var lens: Lens
         var factor: Double = 1
@@ -31,15 +32,15 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
         var reportedConvergence = ConvergenceState.converged
     }
 
-    weak var backend: VirtualBackend?
+    weak let backend: VirtualBackend?
     let deviceID: String
     let format: StreamFormat
     let sink: DriverSink
     let optics: Locked<Optics>
     let pool: BufferPool
     private let finished = DispatchSemaphore(value: 0)
-    private let started = Locked(false)
-    private let streamingThread = Locked<ObjectIdentifier?>(nil)
+    private let started = Mutex(false)
+    private let streamingThread = Mutex<ObjectIdentifier?>(nil)
 
     let scene: VirtualScene
     /// Whether the device has the exposure and white-balance loops (`virtual-back`; the front
@@ -60,10 +61,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
 
     /// Starts the sensor's thread (once), after the session applied its controls.
     func startStreaming() {
-        guard !started.value else { return }
-        started.set(true)
+        guard !started.withLock({ $0 }) else { return }
+        started.withLock { $0 = true }
         let thread = Thread { [self] in
-            streamingThread.set(ObjectIdentifier(Thread.current))
+            streamingThread.withLock { $0 = ObjectIdentifier(Thread.current) }
             run()
         }
         thread.name = "camhal.virtual.\(deviceID)"
@@ -79,6 +80,7 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
             if optics.withLock({ $0.stopping || $0.disconnected || $0.streamFailed }) { return }
             next += interval
             let wait = next.timeIntervalSinceNow
+            // The emulated sensor's frame period (what real hardware takes to expose a frame).
             if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
@@ -232,10 +234,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     }
 
     func close() {
-        let wasStarted = started.value
+        let wasStarted = started.withLock({ $0 })
         optics.withLock { $0.stopping = true }
         if wasStarted { finished.wait() }
-        started.set(false)
+        started.withLock { $0 = false }
         backend?.released(self)
     }
 
@@ -248,8 +250,10 @@ final class VirtualBinding: DriverBinding, @unchecked Sendable {
     /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
-        if streamingThread.value != ObjectIdentifier(Thread.current) {
+        if streamingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) {
             let deadline = Date(timeIntervalSinceNow: 0.05)
+            // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
+            // the streaming thread would have to signal on every frame.
             while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(500) }
         }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
@@ -280,20 +284,21 @@ extension VirtualBinding.Optics {
 }
 
 /// A fixed set of frame buffers; `take` returns nil when the app holds them all.
-final class BufferPool: @unchecked Sendable {
+final class BufferPool: Sendable {
     /// A buffer address carried into a release closure; the pool owns the memory.
+    // @unchecked: a raw buffer address; the pool hands each buffer to one frame at a time.
     struct Slot: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
-    private let free: Locked<[UnsafeMutableRawPointer]>
-    private let all: [UnsafeMutableRawPointer]
+    private let free: Mutex<[Slot]>
+    private let all: [Slot]
 
     init(count: Int, size: Int) {
-        all = (0..<count).map { _ in UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64) }
-        free = Locked(all)
+        all = (0..<count).map { _ in Slot(pointer: UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)) }
+        free = Mutex(all)
     }
 
-    func take() -> UnsafeMutableRawPointer? { free.withLock { $0.popLast() } }
-    func give(_ p: UnsafeMutableRawPointer) { free.withLock { $0.append(p) } }
+    func take() -> UnsafeMutableRawPointer? { free.withLock { $0.popLast() }?.pointer }
+    func give(_ p: UnsafeMutableRawPointer) { free.withLock { $0.append(Slot(pointer: p)) } }
     var freeCount: Int { free.withLock { $0.count } }
 
-    deinit { for p in all { p.deallocate() } }
+    deinit { for s in all { s.pointer.deallocate() } }
 }

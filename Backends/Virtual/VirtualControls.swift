@@ -1,12 +1,13 @@
 @_spi(Testing) import CamHAL
 import Foundation
+import Synchronization
 
 /// The virtual camera's raw controls (X1–X7), honest ones: `brightness` lifts the rendered luma,
 /// `color_effects` really renders black & white or negative (its menu has a gap where V4L2's
 /// sepia would be: this sensor has none), `frames_rendered` counts the frames the sensor produced
 /// (read-only, volatile: it changes by itself). Values live per device of a backend instance and
 /// survive sessions, as a V4L2 driver's do.
-final class VirtualRawControls: @unchecked Sendable {
+final class VirtualRawControls: Sendable {
     static let brightnessID: UInt32 = 0x0098_0900
     static let colorEffectsID: UInt32 = 0x0098_091F
     static let framesRenderedID: UInt32 = 0x0098_F9A0
@@ -17,8 +18,8 @@ final class VirtualRawControls: @unchecked Sendable {
         var framesRendered: Int64 = 0
     }
 
-    private let values = Locked([String: Values]())
-    private let watchers = Locked([UUID: (deviceID: String, handler: @Sendable (DeviceControlChange) -> Void)]())
+    private let values = Mutex([String: Values]())
+    private let watchers = Mutex([UUID: (deviceID: String, handler: @Sendable (DeviceControlChange) -> Void)]())
 
     /// The controls' descriptors, with `v`'s values.
     static func descriptors(_ v: Values) -> [DeviceControl] {
@@ -37,7 +38,7 @@ final class VirtualRawControls: @unchecked Sendable {
         ]
     }
 
-    func current(_ deviceID: String) -> Values { values.value[deviceID] ?? Values() }
+    func current(_ deviceID: String) -> Values { values.withLock({ $0 })[deviceID] ?? Values() }
 
     func frameRendered(_ deviceID: String) { values.withLock { $0[deviceID, default: Values()].framesRendered += 1 } }
 
@@ -54,7 +55,7 @@ final class VirtualRawControls: @unchecked Sendable {
             return v
         }
         guard let control = Self.descriptors(updated).first(where: { $0.id == id }) else { return nil }
-        for w in watchers.value.values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
+        for w in watchers.withLock({ $0 }).values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
         return control
     }
 

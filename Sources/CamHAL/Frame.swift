@@ -1,4 +1,5 @@
 /// One plane of a frame's pixel data, borrowed from the backend's buffer.
+// @unchecked: a borrowed C buffer address, read-only, valid while its Frame (which owns the buffer) lives.
 public struct FramePlane: @unchecked Sendable {
     /// The plane's first byte.
     public let baseAddress: UnsafeRawPointer
@@ -19,6 +20,7 @@ public struct FramePlane: @unchecked Sendable {
 /// One video frame, zero-copy: it wraps the backend's buffer (a V4L2 mmap buffer, a mapped
 /// GstBuffer, a libcamera FrameBuffer) and hands it back to the backend when the last reference
 /// goes away. Keep frames short-lived: a held frame is a buffer the device cannot refill (R2).
+// @unchecked: wraps a backend buffer (raw pointers); its `var`s are set by the core before any consumer sees the frame.
 public final class Frame: @unchecked Sendable, CustomStringConvertible {
     /// The pixel format of the planes.
     public let format: PixelFormat

@@ -78,6 +78,7 @@ package enum Child {
 
         // The handler and raw paths call back on the backend's thread: their take is shared
         // under a lock and this task waits for the last frame.
+        // @unchecked: lock-protected box: `take` is only touched with `lock` (a Condition, for the wait) held.
         final class Tally: @unchecked Sendable {
             let lock = Condition()
             var take: FrameTake

@@ -74,6 +74,7 @@ public struct Barcode: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Finds barcodes in frames with zbar. `scan` is thread-safe (one zbar scanner, locked).
+// @unchecked: holds a zbar C scanner handle, used only with `lock` held.
 public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// The symbologies it looks for.
     public let formats: Set<BarcodeFormat>

@@ -2,6 +2,7 @@
 import CamHAL
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Something that looks at frames (CameraX `ImageAnalysis.Analyzer`, AVFoundation
 /// `AVCaptureVideoDataOutputSampleBufferDelegate`). Called on the analysis queue, one frame at a
@@ -28,13 +29,13 @@ public struct AnalysisStats: Sendable, Hashable, CustomStringConvertible {
 /// (STRATEGY_KEEP_ONLY_LATEST, alwaysDiscardsLateVideoFrames): the analyzer always gets the newest
 /// frame, late frames are dropped and counted, and the camera stream never waits for it.
 /// It keeps running across stop/start of the session until `stop()`.
-public final class ImageAnalysis: @unchecked Sendable {
+public final class ImageAnalysis: Sendable {
     private let camera: any CameraDevice
     private let queue: DispatchQueue
     private let body: @Sendable (Frame) -> Void
-    private let counters = Locked(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: .zero))
-    private let current = Locked<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
-    private var task: Task<Void, Never>?
+    private let counters = Mutex(AnalysisStats(analyzed: 0, dropped: 0, sequenceGaps: 0, lastQueueDelay: .zero))
+    private let current = Mutex<(stream: FrameStream?, stopped: Bool, baseDropped: Int)>((nil, false, 0))
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Runs `analyzer` on `camera`'s frames, keep-only-latest: it sees the newest frame whenever it
     /// is free and never stalls the stream.
@@ -58,8 +59,10 @@ public final class ImageAnalysis: @unchecked Sendable {
 
     /// Starts analysing (idempotent).
     public func start() {
-        guard task == nil else { return }
-        task = Task.detached { [self] in await run() }
+        task.withLock { t in
+            guard t == nil else { return }
+            t = Task.detached { [self] in await run() }
+        }
     }
 
     /// Stops; the analyzer is not called after this returns.
@@ -69,14 +72,17 @@ public final class ImageAnalysis: @unchecked Sendable {
             return c.stream
         }
         s?.cancel()
-        await task?.value
+        // Also ends a wait for the session's next snapshot (`run`).
+        let t = task.withLock({ $0 })
+        t?.cancel()
+        await t?.value
         queue.sync {}
     }
 
     /// Frames analysed and skipped so far.
     public var stats: AnalysisStats {
-        var s = counters.value
-        let c = current.value
+        var s = counters.withLock({ $0 })
+        let c = current.withLock({ $0 })
         s.dropped += c.stream?.droppedFrames ?? 0
         return s
     }
@@ -84,6 +90,7 @@ public final class ImageAnalysis: @unchecked Sendable {
     private func run() async {
         var lastSequence: UInt64?
         while true {
+            let seen = camera.currentState.sequence
             let stream = camera.frames(policy: .keepOnlyLatest)
             let stopped = current.withLock { c -> Bool in
                 if let old = c.stream { counters.withLock { $0.dropped += old.droppedFrames } }
@@ -95,9 +102,11 @@ public final class ImageAnalysis: @unchecked Sendable {
                 return
             }
             var iterator = stream.makeAsyncIterator()
+            var delivered = false
             // A failure ends the loop like a stop (its error is on the session's snapshot, which the
             // analysis reports); then wait for the session to stream again.
             while let frame = try? await iterator.next() {
+                delivered = true
                 if let last = lastSequence, frame.sequence > last + 1 {
                     let gap = Int(frame.sequence - last - 1)
                     counters.withLock { $0.sequenceGaps += gap }
@@ -116,10 +125,15 @@ public final class ImageAnalysis: @unchecked Sendable {
                     $0.lastQueueDelay = .seconds(delay)
                 }
             }
-            // The session stopped (or we were cancelled): wait for it to stream again.
+            // The session stopped (or we were cancelled): a new stream waits for it to stream again.
             lastSequence = nil
-            if current.value.stopped { return }
-            try? await Task.sleep(nanoseconds: 50_000_000)
+            if current.withLock({ $0 }).stopped { return }
+            // A stream that ended before any frame (the session failed: a new one would end at once
+            // until `start()`) is made again only after the session's next transition, awaited.
+            if !delivered, await camera.firstState(within: nil, where: { $0.sequence > seen }) == nil, !Task.isCancelled {
+                // The snapshots ended (the session is gone) with no event left to await: a slow retry.
+                try? await Task.sleep(nanoseconds: 50_000_000)
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ import CamHAL
 /// layout (rows padded to 4 bytes, planes back to back), so one buffer serves libyuv, TurboJPEG and
 /// an appsrc with plain `video/x-raw,format=I420` caps at any width (636 wide from libcamera's vimc
 /// needs the padding: a tightly packed buffer is the wrong size for GStreamer).
+// @unchecked: owns a raw pixel buffer; callers fill it before sharing and only read it after.
 public final class I420Image: @unchecked Sendable {
     /// Width in pixels.
     public let width: Int
@@ -54,6 +55,7 @@ public final class I420Image: @unchecked Sendable {
 }
 
 /// An owned packed image (one plane, e.g. RGBA or gray), tightly packed rows.
+// @unchecked: owns a raw pixel buffer; callers fill it before sharing and only read it after.
 public final class PackedImage: @unchecked Sendable {
     /// The pixel format.
     public let format: PixelFormat

@@ -7,6 +7,7 @@ import Foundation
 ///
 /// Creating a TurboJPEG handle costs about 2 ms, so handles (and their output buffers) are kept
 /// in a small pool and reused; concurrent callers each take their own handle.
+// @unchecked: a pool of TurboJPEG C handles under `Locked`; each handle is used by one caller at a time.
 public final class JPEGCodec: @unchecked Sendable {
     /// The process-wide codec.
     public static let shared = JPEGCodec()

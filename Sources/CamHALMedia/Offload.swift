@@ -23,23 +23,19 @@ extension CameraDevice {
     var mediaName: String { "\(device.backend):\(device.id)" }
 
     /// Waits until the session is past `idle` (a `start()` just issued hops to the session queue),
-    /// for up to `grace` seconds. Throws when it never starts or is in error.
-    func requireStarted(for purpose: String, grace: Double = 0.5) async throws(CameraError) {
-        let deadline = Date(timeIntervalSinceNow: grace)
-        while true {
-            let s = currentState
-            switch s.status {
-            case .starting, .running, .interrupted: return
-            case .error:
-                throw s.error ?? CameraError.streamFailed("camera \(mediaName) is in error")
-            case .idle:
-                if Date() >= deadline {
-                    throw CameraError.configurationFailed(
-                        "camera \(mediaName) is not running: call start() before \(purpose) "
-                            + "(AVCapturePhotoOutput and CameraX ImageCapture also refuse a session that is not running)")
-                }
-                try? await Task.sleep(nanoseconds: 10_000_000)
-            }
+    /// for up to `grace`: awaits the session's snapshots, never polls. Throws when it never starts
+    /// or is in error; a cancelled task stops waiting at once.
+    func requireStarted(for purpose: String, grace: Duration = .milliseconds(500)) async throws(CameraError) {
+        var s = currentState
+        if s.status == .idle, let next = await firstState(within: grace, where: { $0.status != .idle }) { s = next }
+        switch s.status {
+        case .starting, .running, .interrupted: return
+        case .error:
+            throw s.error ?? CameraError.streamFailed("camera \(mediaName) is in error")
+        case .idle:
+            throw CameraError.configurationFailed(
+                "camera \(mediaName) is not running: call start() before \(purpose) "
+                    + "(AVCapturePhotoOutput and CameraX ImageCapture also refuse a session that is not running)")
         }
     }
 

@@ -11,6 +11,7 @@ import Foundation
 /// rectangle) enlarges the picture instead of shrinking the window. The sink reports input as
 /// navigation events; a pad probe turns them into `events`. Needs an X display (`DISPLAY`) and
 /// the `ximagesink` element (Debian: gstreamer1.0-x, which also holds `textoverlay`).
+// @unchecked: holds GStreamer C handles (GstElement*, GstBus*), thread-safe refcounted objects freed once in close.
 public final class PreviewWindow: @unchecked Sendable {
     /// What happened in the window.
     public enum Event: Sendable, Hashable {
@@ -183,7 +184,7 @@ public final class PreviewWindow: @unchecked Sendable {
     }
 
     /// The navigation probe's context: turns C callbacks into `Event`s.
-    private final class InputBox: @unchecked Sendable {
+    private final class InputBox: Sendable {
         let continuation: AsyncStream<Event>.Continuation
         let size: Size
         init(continuation: AsyncStream<Event>.Continuation, size: Size) {

@@ -216,6 +216,7 @@ extension CameraDevice {
 }
 
 /// A recording in progress (CameraX `Recording`). Stop it with `stop()`; watch `events`.
+// @unchecked: holds GStreamer C handles (thread-safe, refcounted) and counters encoder probes write, read through C atomics.
 public final class Recording: @unchecked Sendable {
     /// The file being written.
     public let url: URL
@@ -265,6 +266,8 @@ public final class Recording: @unchecked Sendable {
     }
     private let state = Locked(State())
     private let finalizeOnce = Locked(false)
+    /// Signalled by the bus thread for each EOS or error it records: what `finalizeNow` awaits.
+    private let busEnded = DispatchSemaphore(value: 0)
 
     static func firstFrame(of stream: FrameStream, timeout: Double, camera: String) async throws(CameraError) -> Frame {
         let timedOut = Locked(false)
@@ -507,10 +510,12 @@ public final class Recording: @unchecked Sendable {
                     if camhal_gst_message_type(m) == GST_MESSAGE_ERROR {
                         let text = GStreamerRuntime.errorText(m)
                         state.withLock { $0.busError = text }
+                        busEnded.signal()
                         gst_message_unref(m)
                         finalize(error: .streamFailed("recording to \(url.path): \(text)"))
                     } else {
                         state.withLock { $0.eos = true }
+                        busEnded.signal()
                         gst_message_unref(m)
                     }
                 }
@@ -542,25 +547,16 @@ public final class Recording: @unchecked Sendable {
         state.withLock { $0.ended = true }
         let src = UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self)
         _ = gst_app_src_end_of_stream(src)
-        let deadline = Date(timeIntervalSinceNow: 5)
-        var timedOut = false
-        while true {
-            let s = state.value
-            if s.eos || s.busError != nil { break }
-            if Date() > deadline {
-                timedOut = true
-                break
-            }
-            usleep(10_000)
-        }
+        // The bus thread signals each EOS or error it records (an earlier error counts too).
+        let timedOut = busEnded.wait(timeout: .now() + 5) == .timedOut
         let stats = self.stats  // before NULL: appsrc's counters do not survive the state change
         gst_element_set_state(pipeline, GST_STATE_NULL)
         var finalError = error
         if finalError == nil, let e = state.value.busError { finalError = .streamFailed("recording to \(url.path): \(e)") }
         if finalError == nil, timedOut { finalError = .timeout("recording to \(url.path): end of stream not written within 5 s") }
         if finalError == nil {
-            // A file that ends long before the recording did is an error, never a success (issue
-            // 11: after vivid's timestamp wrap every frame was 1 µs after the last, the file
+            // A file that ends long before the recording did is an error, never a success (seen:
+            // after vivid's timestamp wrap every frame was 1 µs after the last, the file
             // stopped at 2.3 s of 25, and `record` said "wrote").
             let s = state.value
             let reached = s.frames > 0 ? Double(s.lastPTS + frameDuration) / 1e9 : 0

@@ -94,13 +94,15 @@ enum HoldCommand {
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        p.terminationHandler = { _ in exited.signal() }
         try p.run()
         let stop: @Sendable () -> Void = {
-            if p.isRunning { p.terminate() }
             // A child stuck in a camera stack's teardown must not hang the suite: SIGKILL after 3 s.
-            let deadline = Date(timeIntervalSinceNow: 3)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            if p.isRunning {
+                p.terminate()
+                if exited.wait(timeout: .now() + 3) == .timedOut { kill(p.processIdentifier, SIGKILL) }
+            }
             p.waitUntilExit()
         }
         // Wait for the child's "streaming" line without blocking the cooperative pool.

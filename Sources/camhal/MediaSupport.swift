@@ -91,15 +91,13 @@ enum MediaSupport {
     }
     #endif
 
-    /// Waits up to `timeout` s for the first frame (isPreviewActive) or an error.
+    /// Waits up to `timeout` s for the first frame (isPreviewActive) or an error, on the session's
+    /// snapshots (never polled).
     static func waitUntilStreaming(_ camera: Camera, timeout: Double = 10) async throws {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            let s = camera.currentState
-            if s.status == .error, let e = s.error { throw e }
-            if s.isPreviewActive { return }
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
+        let s = await camera.firstState(within: .seconds(timeout)) { ($0.status == .error && $0.error != nil) || $0.isPreviewActive }
+        try Task.checkCancellation()
+        if let s, s.status == .error, let e = s.error { throw e }
+        if s?.isPreviewActive == true { return }
         throw CameraError.timeout("\(camera.device) did not deliver a frame within \(timeout) s")
     }
 

@@ -1,6 +1,7 @@
 #if Media
 @_spi(Testing) import CamHAL
 import CamHALMedia
+import CamHALTestSupport
 @_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
@@ -33,10 +34,7 @@ struct PhotoTests {
         camera.start()
         // Frames delivered between bind and the re-application of the desired zoom still carry
         // crop 1 (core behaviour): wait for the snapshot that says 2x.
-        let deadline = Date(timeIntervalSinceNow: 3)
-        while !(camera.currentState.zoomRatio == 2 && camera.currentState.isPreviewActive), Date() < deadline {
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        _ = await firstSnapshot(of: camera, timeout: 3) { $0.zoomRatio == 2 && $0.isPreviewActive }
         let photo = try await camera.capturePhoto(PhotoSettings(quality: 95, rotationDegrees: 90))
         await camera.stop()
         #expect(photo.width == 320 && photo.height == 240, "2x frame crop of 640x480")

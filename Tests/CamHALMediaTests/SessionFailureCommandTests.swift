@@ -14,7 +14,7 @@ import Testing
 struct SessionFailureCommandTests {
     /// Waits until `camera` delivers frames, then injects `fault` into its device.
     func inject(_ fault: InjectedFault, into backend: VirtualBackend, camera: Camera) async {
-        for _ in 0..<500 where !camera.currentState.isPreviewActive { try? await Task.sleep(nanoseconds: 10_000_000) }
+        _ = await firstSnapshot(of: camera, timeout: 5) { $0.isPreviewActive }
         try? await Task.sleep(nanoseconds: 1_000_000_000)  // a second of recording before the cut
         backend.inject(fault, deviceID: camera.device.id)
     }

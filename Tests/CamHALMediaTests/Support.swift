@@ -28,12 +28,7 @@ func tempDir() -> URL {
 /// Waits until `camera` delivers frames, or fails after `timeout`: a hang guard, as long as the
 /// core tests' `waitFor` (a full TSan run on a loaded machine took over 5 s to a first frame).
 func waitStreaming(_ camera: Camera, timeout: Double = 10) async -> Bool {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    while Date() < deadline {
-        if camera.currentState.isPreviewActive { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return false
+    await firstSnapshot(of: camera, timeout: timeout) { $0.isPreviewActive } != nil
 }
 
 /// A device whose gray pixels equal their x coordinate scaled to 0...255 (I420, 640x480) and which

@@ -4,31 +4,21 @@ import Foundation
 import Testing
 @_spi(Testing) @testable import CamHAL
 
-/// Waits until `camera` has a snapshot satisfying `predicate` (checked over `recorded` snapshots).
-/// The first snapshot from `index` on that satisfies `predicate`, within `timeout` seconds the
-/// cooperative pool could run (`within`): in Swift Testing's start-up burst the snapshot collector
-/// itself may not run for seconds, which is not the session being late.
+/// The first snapshot `states` recorded from `index` on that satisfies `predicate`, awaited (each
+/// snapshot wakes the wait), within `timeout` seconds the cooperative pool could run (`within`):
+/// in Swift Testing's start-up burst the snapshot collector itself may not run for seconds, which
+/// is not the session being late.
 func waitFor(
-    _ states: Locked<[CameraState]>, after index: Int = 0, timeout: Double = 10, _ predicate: @escaping @Sendable (CameraState) -> Bool
+    _ states: StateLog, after index: Int = 0, timeout: Double = 10, _ predicate: @escaping @Sendable (CameraState) -> Bool
 ) async -> CameraState? {
-    await within(timeout) { () async -> CameraState? in
-        while !Task.isCancelled {
-            let all = states.value
-            if all.count > index, let s = all[index...].first(where: predicate) { return s }
-            try? await Task.sleep(nanoseconds: 5_000_000)
-        }
-        return nil
-    } ?? nil
+    await states.wait(after: index, timeout: timeout, predicate)
 }
 
 /// A session on a fresh virtual backend (isolated from other tests) that records its snapshots.
-func makeSession(_ deviceID: String = "virtual-back") throws -> (Camera, Locked<[CameraState]>, VirtualBackend) {
+func makeSession(_ deviceID: String = "virtual-back") throws -> (Camera, StateLog, VirtualBackend) {
     let backend = VirtualBackend()
     let camera = Camera(backend: backend, device: try backend.device(id: deviceID))
-    let states = Locked([CameraState]())
-    let stream = camera.stateUpdates()
-    Task { for await s in stream { states.withLock { $0.append(s) } } }
-    return (camera, states, backend)
+    return (camera, StateLog(camera), backend)
 }
 
 @Suite("Camera session semantics")
@@ -161,9 +151,7 @@ struct CameraSessionTests {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
                          configuration: .init(interruptionTimeout: .seconds(0.3), recoveryDelay: .seconds(5)))
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.setZoomRatio(3.5)
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
@@ -188,9 +176,7 @@ struct CameraSessionTests {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
                          configuration: .init(interruptionTimeout: .seconds(0.2), recoveryDelay: .seconds(0.3)))
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.setTorch(true)
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
@@ -214,9 +200,7 @@ struct CameraSessionTests {
         let backend = SlowStartBackend(firstFrameDelay: 1, frames: 3)
         let cam = Camera(backend: backend, device: backend.device,
                          configuration: .init(interruptionTimeout: .seconds(0.3), firstFrameTimeout: .seconds(600), recoveryDelay: .seconds(600)))
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.start()
         let active = try #require(await waitFor(states, timeout: 30) { $0.isPreviewActive })
         let stalled = try #require(await waitFor(states, timeout: 30) { $0.sequence > active.sequence && $0.status == .interrupted })

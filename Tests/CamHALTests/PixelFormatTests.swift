@@ -1,3 +1,4 @@
+import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing
@@ -50,9 +51,7 @@ struct PixelFormatTests {
         let backend = VirtualBackend()
         let cam = Camera(backend: backend, device: try backend.device(id: "virtual-back"),
                          configuration: .init(stream: request))
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.start()
         let active = try #require(await waitFor(states) { $0.isPreviewActive })
         let streamed = cam.streamFormat

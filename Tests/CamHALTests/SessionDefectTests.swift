@@ -4,18 +4,11 @@ import Foundation
 import Testing
 @_spi(Testing) @testable import CamHAL
 
-/// Waits until `camera.currentState` satisfies `predicate` (polls the lock-protected value).
-/// The current snapshot once it satisfies `predicate`, within `timeout` seconds the cooperative
-/// pool could run (`within`, as `waitFor`).
+/// The first snapshot of `camera`, the current one included, that satisfies `predicate`, awaited
+/// on its `stateUpdates()`, within `timeout` seconds the cooperative pool could run (`within`, as
+/// `waitFor`).
 func waitForCurrent(_ camera: Camera, timeout: Double = 10, _ predicate: @escaping @Sendable (CameraState) -> Bool) async -> CameraState? {
-    await within(timeout) { () async -> CameraState? in
-        while !Task.isCancelled {
-            let s = camera.currentState
-            if predicate(s) { return s }
-            try? await Task.sleep(nanoseconds: 2_000_000)
-        }
-        return nil
-    } ?? nil
+    await firstSnapshot(of: camera, timeout: timeout, predicate)
 }
 
 /// A running session on the back camera of a fresh virtual backend, with its first frame.
@@ -106,9 +99,7 @@ struct SessionDefectTests {
         let cam = Camera(
             backend: backend, device: try backend.device(id: "virtual-back"),
             configuration: .init(interruptionTimeout: .seconds(Int.max), firstFrameTimeout: .seconds(Int.max), recoveryDelay: .seconds(Int.max)))
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.start()
         _ = try #require(await waitFor(states) { $0.isPreviewActive })
         let frames = cam.frames()
@@ -347,6 +338,7 @@ struct CameraReleaseTests {
         // The frame handler runs on the streaming thread and drops the last strong reference there.
         cam.setFrameHandler { _ in box.set(nil) }
         _ = consume cam
+        // The session is gone, so no snapshot will say when its binding closed: polled.
         let deadline = Date(timeIntervalSinceNow: 10)
         while backend.closedOnStreamingThread.value == nil, Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
         #expect(backend.closedOnStreamingThread.value == false)

@@ -1,6 +1,7 @@
 #if GStreamer
 import CamHAL
 import CamHALGStreamer
+import CamHALTestSupport
 import Foundation
 import Testing
 
@@ -250,7 +251,7 @@ struct GStreamerBackendTests {
         let bad = try backend.source(description: "videotestsrc ! video/x-bayer,format=bggr")
         let failing = Camera(backend: backend, device: bad)
         failing.start()
-        for _ in 0..<50 where failing.currentState.status != .error { try await Task.sleep(nanoseconds: 50_000_000) }
+        _ = await firstSnapshot(of: failing, timeout: 2.5) { $0.status == .error }
         let state = failing.currentState
         #expect(state.status == .error)
         #expect(state.error?.code == "streamFailed" || state.error?.code == "configurationFailed", "\(String(describing: state.error))")

@@ -15,13 +15,13 @@ struct GStreamerFailedStartTests {
     func expectFailedStart(_ backend: GStreamerBackend, _ device: DeviceDescriptor, _ label: String) async {
         let camera = Camera(backend: backend, device: device, configuration: .init(recoveryDelay: .seconds(30)))
         camera.start()
-        let errored = await eventually { camera.currentState.status == .error }
+        let errored = await firstSnapshot(of: camera) { $0.status == .error } != nil
         #expect(errored, "\(label): state \(camera.currentState.status), expected error")
         let error = camera.currentState.error
         #expect(error != nil, "\(label): the error snapshot carries a typed error")
-        let stopped = Locked(false)
-        camera.stop { stopped.set(true) }
-        let completed = await eventually { stopped.value }
+        let completed = await within(10) {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in camera.stop { c.resume() } }
+        } != nil
         #expect(completed, "\(label): stop's completion ran")
     }
 

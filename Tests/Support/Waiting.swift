@@ -40,8 +40,9 @@ public func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable (
 }
 
 /// Waits until `condition` holds, re-checking every 10 ms; whether it held within `timeout`
-/// seconds. For a state another thread reaches with no event to await; the bound only guards
-/// against a hang.
+/// seconds. For a state another thread reaches with no event to await (a queue's counters, a
+/// fake's flag); the bound only guards against a hang. A session's state is awaited instead, on
+/// its snapshots (`StateLog`, `firstSnapshot(of:)`).
 public func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {

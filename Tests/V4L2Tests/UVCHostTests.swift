@@ -256,19 +256,17 @@ struct ExternalControlChangeTests {
     @Test func zoomAndFocusChangedElsewhereShowInTheNextSnapshot() async throws {
         let backend = EventBackend()
         let camera = Camera(backend: backend, device: backend.device)
-        let states = Locked([CameraState]())
-        let stream = camera.stateUpdates()
-        let task = Task { for await s in stream { states.withLock { $0.append(s) } } }
-        defer { task.cancel() }
+        let states = StateLog(camera)
         camera.start()
-        #expect(await eventually { states.value.contains { $0.status == .running } })
+        #expect(await states.wait { $0.status == .running } != nil)
         let sink = try #require(backend.sink.value)
         let mark = states.value.count
         // `v4l2-ctl -c zoom_absolute=300` on a 100...500 control: factor 3.
         sink.report(.controlsChanged(zoomFactor: 3, focusMode: .manual))
-        #expect(await eventually { states.value.dropFirst(mark).contains { $0.zoomRatio == 3 && $0.focusMode == .manual } })
+        #expect(await states.wait(after: mark) { $0.zoomRatio == 3 && $0.focusMode == .manual } != nil)
+        let again = states.value.count
         sink.report(.controlsChanged(zoomFactor: nil, focusMode: .continuous))
-        #expect(await eventually { states.value.last?.focusMode == .continuous && states.value.last?.zoomRatio == 3 })
+        #expect(await states.wait(after: again) { $0.focusMode == .continuous && $0.zoomRatio == 3 } != nil)
         await camera.stop()
     }
 }

@@ -2,6 +2,7 @@
 import CamHAL
 import CamHALLibcameraShim
 import Dispatch
+import Synchronization
 
 /// CamHAL over libcamera (0.0.3 and later), through a small C++ shim with a plain C API.
 ///
@@ -9,7 +10,7 @@ import Dispatch
 /// Linux. Discovery reads properties and control ranges without streaming; a binding acquires the
 /// camera, configures one viewfinder stream, and hands its mmap'd buffers to the core zero-copy,
 /// requeueing each request when the app drops the frame. One CameraManager serves the process.
-public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
+public final class LibCameraBackend: CameraBackend, Sendable {
     /// The process-wide instance (libcamera allows one CameraManager per process).
     public static let shared = LibCameraBackend()
 
@@ -148,11 +149,11 @@ public final class LibCameraBackend: CameraBackend, @unchecked Sendable {
 }
 
 /// Hot-plug through CameraManager's cameraAdded / cameraRemoved signals (D3).
-final class LibCameraWatch: DeviceWatch, @unchecked Sendable {
+final class LibCameraWatch: DeviceWatch, Sendable {
     private let backend: LibCameraBackend
     private let handler: @Sendable (DeviceEvent) -> Void
     private let queue = DispatchQueue(label: "camhal.libcamera.hotplug")
-    private let token = Locked<UInt64>(0)
+    private let token = Mutex<UInt64>(0)
 
     init?(backend: LibCameraBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) {
         self.backend = backend
@@ -163,7 +164,7 @@ final class LibCameraWatch: DeviceWatch, @unchecked Sendable {
             watch.changed(id: String(cString: id), added: added != 0)
         }, Unmanaged.passUnretained(self).toOpaque())
         guard t != 0 else { return nil }
-        token.set(t)
+        token.withLock { $0 = t }
     }
 
     /// Runs on libcamera's thread: hop off it before asking the manager for the descriptor.

@@ -2,9 +2,11 @@
 import CamHAL
 import CamHALLibcameraShim
 import Foundation
+import Synchronization
 
 /// Owns one shim session: its mapped planes stay valid while any frame (or the binding) holds this
 /// handle, so a frame the app keeps after `close()` still points at mapped memory.
+// @unchecked: a C handle (camhal_lc session); frames requeue through it from any thread, which the shim allows.
 final class LibCameraSessionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
@@ -14,14 +16,14 @@ final class LibCameraSessionHandle: @unchecked Sendable {
 }
 
 /// One open libcamera camera streaming into a `DriverSink`.
+// @unchecked: `lossTimer` (a DispatchSourceTimer, not Sendable) is set before `open` returns and only cancelled after.
 final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     let format: StreamFormat
     let info: LibCameraInfo
     private let sink: DriverSink
     private let bytesPerRow: Int
     private let cameraFourCC: UInt32
-    /// Set once, before the camera starts.
-    private var handle: LibCameraSessionHandle?
+    private let handle: LibCameraSessionHandle?
 
     private struct State {
         /// Desired ScalerCrop, normalized to ScalerCropMaximum (`.full` when not cropping).
@@ -36,9 +38,14 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// Polls for a vanished device every 100 ms: libcamera without udevd never says, and after an
     /// unplug its requests never complete (uvcvideo), so no frame callback can tell either.
     private var lossTimer: DispatchSourceTimer?
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
-    private init(info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink) {
+    private init(
+        info: LibCameraInfo, format: StreamFormat, cameraFourCC: UInt32, bytesPerRow: Int, sink: DriverSink,
+        handle: LibCameraSessionHandle, relay: LibCameraRelay
+    ) {
+        self.handle = handle
+        self.relay = relay
         self.info = info
         self.format = format
         self.cameraFourCC = cameraFourCC
@@ -83,10 +90,8 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             pixelFormat: pf, width: Int(configured.width), height: Int(configured.height), frameRate: rate)
         let binding = LibCameraBinding(
             info: info, format: format, cameraFourCC: configured.fourcc,
-            bytesPerRow: Int(configured.stride), sink: sink)
-        binding.handle = handle
+            bytesPerRow: Int(configured.stride), sink: sink, handle: handle, relay: relay)
         relay.binding = binding
-        binding.relay = relay
         if camhal_lc_start(session, &err, err.count) != 0 {
             binding.close()
             throw CameraError.configurationFailed(
@@ -97,7 +102,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     /// Keeps the callback context alive as long as the binding.
-    private var relay: LibCameraRelay?
+    private let relay: LibCameraRelay
 
     deinit { close() }
 
@@ -126,7 +131,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             crop = LibCameraGeometry.normalized(
                 SensorRect(x: Int(c.crop_x), y: Int(c.crop_y), width: Int(c.crop_width), height: Int(c.crop_height)), in: maximum)
         } else {
-            crop = state.value.crop
+            crop = state.withLock({ $0 }).crop
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
@@ -155,7 +160,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// V4L2 Aperture Priority entry, which not every webcam has): a warning naming them, since
     /// the snapshot's values for them did not reach the device.
     func controlsRefused(_ names: String) {
-        guard !state.value.closed else { return }
+        guard !state.withLock({ $0 }).closed else { return }
         sink.report(.streamError("libcamera refused a request's controls (\(names)); the device kept its previous values"))
     }
 
@@ -164,7 +169,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
         timer.setEventHandler { [weak self] in
             guard let self, let handle = self.handle else { return }
-            let s = self.state.value
+            let s = self.state.withLock({ $0 })
             guard !s.closed, !s.reportedLoss else { return }
             if camhal_lc_device_lost(handle.pointer) != 0 { self.disconnected() }
         }
@@ -195,9 +200,9 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             trigger = info.hasAfTrigger ? 1 : 0
         case .locked: af = Int32(CAMHAL_LC_AF_AUTO)
         case .manual: af = Int32(CAMHAL_LC_AF_MANUAL)
-        case .fixed: return state.value.focusMode
+        case .fixed: return state.withLock({ $0 }).focusMode
         }
-        guard info.afModes.contains(af) else { return state.value.focusMode }
+        guard info.afModes.contains(af) else { return state.withLock({ $0 }).focusMode }
         camhal_lc_set_focus(handle.pointer, af, trigger, 0, 0, 0, 0, -1)
         state.withLock { $0.focusMode = mode }
         return mode
@@ -206,7 +211,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool {
         guard info.hasAfWindows, let reference = info.cropReference, let handle else { return false }
         let window = LibCameraGeometry.afWindow(at: point, maximum: reference)
-        let trigger: Int32 = state.value.focusMode == .auto && info.hasAfTrigger ? 1 : 0
+        let trigger: Int32 = state.withLock({ $0 }).focusMode == .auto && info.hasAfTrigger ? 1 : 0
         camhal_lc_set_focus(
             handle.pointer, -1, trigger, Int32(window.x), Int32(window.y), UInt32(window.width), UInt32(window.height), -1)
         return true
@@ -302,8 +307,15 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
 }
 
 /// The C callbacks' context: forwards to the binding (weak, so the binding's lifetime decides).
-final class LibCameraRelay: @unchecked Sendable {
-    weak var binding: LibCameraBinding?
+/// Set once the binding exists, after the C side already holds the relay (libcamera's thread may
+/// call back before that): so behind a lock.
+final class LibCameraRelay: Sendable {
+    private struct Target { weak var binding: LibCameraBinding? }
+    private let target = Mutex(Target())
+    var binding: LibCameraBinding? {
+        get { target.withLock { $0.binding } }
+        set { target.withLock { $0.binding = newValue } }
+    }
 }
 
 private let libcameraFrameCallback: camhal_lc_frame_fn = { ctx, completion in

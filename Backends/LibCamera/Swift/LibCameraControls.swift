@@ -3,6 +3,7 @@ import CamHAL
 import CamHALLibcameraShim
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// A libcamera camera's raw controls (X1–X7): its ControlInfoMap, listed without acquiring it.
 /// libcamera keeps no control state outside requests, so a value set here is stored for the
@@ -92,9 +93,9 @@ final class LibCameraControlWatchers: Sendable {
         return Watch { [weak self] in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
     }
 
-    private final class Watch: DeviceWatch, @unchecked Sendable {
+    private final class Watch: DeviceWatch, Sendable {
         private let onCancel: @Sendable () -> Void
-        private let done = Locked(false)
+        private let done = Mutex(false)
         init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
         func cancel() { if done.withLock({ d -> Bool in defer { d = true }; return !d }) { onCancel() } }
         deinit { cancel() }

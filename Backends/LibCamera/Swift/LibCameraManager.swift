@@ -104,7 +104,8 @@ enum LibCameraManager {
         return s.isEmpty ? fallback : s
     }
 
-    private final class Box<T>: @unchecked Sendable {
+    /// The enumeration callbacks' context: filled on the calling thread, during the call.
+    private final class Box<T> {
         var value: T
         init(_ value: T) { self.value = value }
     }

@@ -3,6 +3,7 @@ import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// CamHAL over PipeWire (libpipewire-0.3): the camera path of desktop and sandboxed apps.
 ///
@@ -34,7 +35,7 @@ import Foundation
 /// supported. A control another client sets reaches the session's snapshot (zoom, focus) and
 /// `DeviceControls.changes()` when the node publishes its Props values; PipeWire 0.3.65's v4l2
 /// nodes do not, and report no current values at all.
-public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
+public final class PipeWireBackend: CameraBackend, Sendable {
     static let backendIdentifier = "pipewire"
     /// The process-wide instance the CLI and the default registry use.
     public static let shared = PipeWireBackend()
@@ -50,15 +51,15 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
     /// The D-Bus address the portal is asked on (nil: the session bus).
     let portalBus: String?
     /// The portal decision, made on first use (it may ask the session bus).
-    private let resolvedRoute = Locked<PortalRoute?>(nil)
+    private let resolvedRoute = Mutex<PortalRoute?>(nil)
     /// Whether the portal granted camera access (never reset: the desktop revokes it by
     /// refusing OpenPipeWireRemote).
-    let accessGranted = Locked(false)
+    let accessGranted = Mutex(false)
 
     /// Node serials by device ID, from the last listing (what `bind` connects to).
-    private let serials = Locked([String: UInt64]())
+    private let serials = Mutex([String: UInt64]())
     /// The controls each listed device's node had (what a session maps zoom and focus with).
-    private let controlsByID = Locked([String: PipeWireControls]())
+    private let controlsByID = Mutex([String: PipeWireControls]())
 
     /// - Parameters:
     ///   - remote: the daemon to use (see `remote`); ignored when the portal is used.
@@ -134,9 +135,9 @@ public final class PipeWireBackend: CameraBackend, @unchecked Sendable {
 
     /// The node serial of device `id`, listing again when it is not known yet.
     func serial(of id: String) throws(CameraError) -> UInt64 {
-        if let s = serials.value[id] { return s }
+        if let s = serials.withLock({ $0 })[id] { return s }
         _ = try devices()
-        guard let s = serials.value[id] else { throw .unknownDevice(id: id, backend: identifier) }
+        guard let s = serials.withLock({ $0 })[id] else { throw .unknownDevice(id: id, backend: identifier) }
         return s
     }
 

@@ -3,6 +3,7 @@ import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// One capture stream from a PipeWire node, on a connection of its own.
 ///
@@ -20,12 +21,12 @@ import Foundation
 /// the V4L2 backend's semantics (`V4L2ControlSemantics`, `V4L2ImageControls`); the stream's
 /// connection is subscribed to the node's Props param, so a zoom or focus another client sets is
 /// reported (`controlsChanged`) when the node publishes its values.
-final class PipeWireBinding: DriverBinding, @unchecked Sendable {
+final class PipeWireBinding: DriverBinding, Sendable {
     let format: StreamFormat
     let deviceID: String
     private let sink: DriverSink
     private let stream: StreamHandle
-    private let closed = Locked(false)
+    private let closed = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
     /// The node's V4L2 controls, written through this stream; nil when it lists none.
     private let access: PipeWireV4L2Controls?
@@ -35,9 +36,9 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
     private let hasTorch: Bool
     private let imageControls: V4L2ImageControls?
     /// The crop the device's zoom applies (for `Frame.sensorCrop`).
-    private let sensorCrop = Locked(NormalizedRect.full)
+    private let sensorCrop = Mutex(NormalizedRect.full)
     /// Whether the node's first Props param (its values when the stream subscribed) came.
-    private let sawProps = Locked(false)
+    private let sawProps = Mutex(false)
 
     init(
         device: DeviceDescriptor, serial: UInt64, fd: Int32, remote: String?, pixelFormat: PixelFormat, size: Size, frameRate: Double,
@@ -148,15 +149,15 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
             zoom = meaning.zoomFactor ?? zoom
             focus = meaning.focusMode ?? focus
         }
-        if let zoom { sensorCrop.set(.centered(zoomFactor: zoom)) }
-        if (zoom != nil || focus != nil) && !closed.value { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
+        if let zoom { sensorCrop.withLock { $0 = .centered(zoomFactor: zoom) } }
+        if (zoom != nil || focus != nil) && !closed.withLock({ $0 }) { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
     }
 
     /// After a failure, waits for close (the shim answers STOPPED then).
     private func waitForStop() {
         var f = camhal_pw_frame()
         var message: UnsafePointer<CChar>?
-        while !closed.value {
+        while !closed.withLock({ $0 }) {
             if camhal_pw_stream_next(stream.raw, 200, &f, &message) == Int32(CAMHAL_PW_NEXT_STOPPED) { return }
         }
     }
@@ -179,7 +180,7 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
-            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.value,
+            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.withLock({ $0 }),
             onRelease: { camhal_pw_stream_release(stream.raw, buffer.raw) })
         sink.deliver(frame)
     }
@@ -212,7 +213,7 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
             return .none
         }
         let appliedFactor = mapping.factor(forValue: Int64(applied))
-        sensorCrop.set(.centered(zoomFactor: appliedFactor))
+        sensorCrop.withLock { $0 = .centered(zoomFactor: appliedFactor) }
         return .device(factor: appliedFactor)
     }
 
@@ -260,11 +261,13 @@ final class PipeWireBinding: DriverBinding, @unchecked Sendable {
 }
 
 /// The shim's stream handle, shared with frames' release closures (the shim is thread-safe).
+// @unchecked: a C handle to the shim's stream, which is thread-safe.
 struct StreamHandle: @unchecked Sendable {
     let raw: OpaquePointer
 }
 
 /// One dequeued buffer a frame hands back when released.
+// @unchecked: a C buffer handle, handed back exactly once by the frame that holds it.
 struct BufferHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer?
 }

@@ -50,6 +50,7 @@ struct PipeWireNode: Sendable {
 
 /// A connection to the PipeWire daemon with its registry (listing, formats, hot-plug events).
 /// Closed when deallocated.
+// @unchecked: a C handle to the shim's connection, which runs its own loop thread and is thread-safe.
 final class PipeWireConnection: @unchecked Sendable {
     let handle: OpaquePointer
 

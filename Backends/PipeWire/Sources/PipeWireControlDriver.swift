@@ -3,6 +3,7 @@ import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
+import Synchronization
 
 /// A PipeWire node's raw controls (X1–X7): its PropInfo params, listed and written (set_param
 /// with a Props param) on a connection of the call's own, so it works with or without a session.
@@ -18,7 +19,7 @@ final class PipeWireControlDriver: DeviceControlDriver {
     let reportsExternalChanges: Bool
 
     /// Values this process wrote to controls the node does not report, by node serial and PropInfo id.
-    private static let written = Locked([UInt64: [UInt32: DeviceControlValue]]())
+    private static let written = Mutex([UInt64: [UInt32: DeviceControlValue]]())
 
     init(backend: PipeWireBackend, device: DeviceDescriptor) throws(CameraError) {
         self.backend = backend

@@ -4,6 +4,7 @@ import CamHALPipeWireShim
 import CamHALV4L2
 import CV4L2
 import Foundation
+import Synchronization
 
 /// A node's controls as its PropInfo and Props params give them (`camhal_pw_conn_enum_props`).
 ///
@@ -173,23 +174,23 @@ struct PipeWireControls: Sendable {
 /// them unchanged. Values come from the node's Props param where it reports them, else from this
 /// object's own writes; a control never read nor written has no value here (PipeWire 0.3.65's
 /// v4l2 nodes report none), so what a setter returns is what it wrote.
-final class PipeWireV4L2Controls: V4L2ControlAccess, @unchecked Sendable {
+final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
     let controls: PipeWireControls
     /// Writes `value` (an integer, or 0/1) to the entry; nil on success, else the daemon's refusal.
     private let writer: @Sendable (PipeWireControls.Entry, Int64) -> String?
     /// Known values by PropInfo id: reported by the node or written here.
-    private let values: Locked<[UInt32: Int64]>
+    private let values: Mutex<[UInt32: Int64]>
     /// Values written here whose echo (the node's Props param announcing them) has not come yet,
     /// oldest first, by PipeWire id: an echo is not another client's change. Seen: a zoom flood
     /// (Q1a) read the echo of an earlier write, arriving after a later one, as an external zoom.
-    private let unechoed = Locked([UInt32: [Int64]]())
+    private let unechoed = Mutex([UInt32: [Int64]]())
 
     init(_ controls: PipeWireControls, writer: @escaping @Sendable (PipeWireControls.Entry, Int64) -> String?) {
         self.controls = controls
         self.writer = writer
         var known: [UInt32: Int64] = [:]
         for e in controls.entries { if let v = e.value?.integer { known[e.propID] = v } }
-        values = Locked(known)
+        values = Mutex(known)
     }
 
     /// Records the node's first Props param after the subscription (its values then): no change

@@ -21,6 +21,7 @@ enum PipeWireDeviceWatch {
                         // No daemon: none of its cameras is there any more.
                         for gone in present { handler(.removed(id: gone)) }
                         present = []
+                        // Retry: no daemon to hear from yet; connect again every 0.5 s.
                         usleep(500_000)
                         continue
                     }

@@ -77,13 +77,13 @@ extension PipeWireBackend {
     /// The portal's answer now: `.granted` once granted (remembered), else asked again.
     func portalAccess() -> Access {
         guard route.usesPortal else { return .granted }
-        if accessGranted.value { return .granted }
+        if accessGranted.withLock({ $0 }) { return .granted }
         var error: UnsafeMutablePointer<CChar>?
         let r = camhal_portal_access_camera(route.bus, Int32(Self.accessTimeout * 1000), &error)
         let reason = takeCString(error)
         switch r {
         case 1:
-            accessGranted.set(true)
+            accessGranted.withLock { $0 = true }
             return .granted
         case 0: return .denied
         default: return .unavailable(reason: reason ?? "the camera portal did not answer")

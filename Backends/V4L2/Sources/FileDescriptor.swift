@@ -3,6 +3,7 @@ import Glibc
 
 /// An owned file descriptor of a V4L2 or media-controller node. Not thread-safe by itself; the
 /// owner serialises close against other calls.
+// @unchecked: a C file descriptor whose owner serialises close() against other calls (see above).
 package final class DeviceFD: @unchecked Sendable {
     public let path: String
     public private(set) var raw: Int32

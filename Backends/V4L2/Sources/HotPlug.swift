@@ -6,7 +6,7 @@ import Glibc
 
 /// Entries appearing in and disappearing from one directory, through inotify (no udevd needed:
 /// devtmpfs creates and removes `/dev/video*` itself). Reports on its own thread until cancelled.
-package final class DirectoryWatch: @unchecked Sendable {
+package final class DirectoryWatch: Sendable {
     package enum Change: Sendable, Hashable {
         case created(String)
         case deleted(String)
@@ -95,13 +95,13 @@ package final class DirectoryWatch: @unchecked Sendable {
 /// and output nodes give none). A fresh node may not open yet (udev still fixing its mode, the
 /// driver still registering), so it is retried for `settleSeconds`. A node that disappears can no
 /// longer be read: the IDs it had are remembered from the listing at start and from `added`.
-final class V4L2DeviceWatch: DeviceWatch, @unchecked Sendable {
+final class V4L2DeviceWatch: DeviceWatch, Sendable {
     typealias Describe = @Sendable (_ nodeName: String) -> [DeviceDescriptor]
 
     private let queue = DispatchQueue(label: "camhal.v4l2.hotplug.describe")
     private let known: Locked<[String: [String]]>
     private let generation = Locked<[String: Int]>([:])
-    private var watch: DirectoryWatch?
+    private let watch: DirectoryWatch
     private let cancelled = Locked(false)
 
     /// - Parameters:
@@ -153,7 +153,7 @@ final class V4L2DeviceWatch: DeviceWatch, @unchecked Sendable {
 
     func cancel() {
         guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
-        watch?.cancel()
+        watch.cancel()
         queue.sync {}
     }
 

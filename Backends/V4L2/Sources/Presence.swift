@@ -44,6 +44,8 @@ struct NodePresence: Sendable {
         let steps = max(1, Int(seconds / 0.02))
         for i in 0...steps {
             if isGone(fd) { return true }
+            // No event says when the driver unregisters the node (a moment after it cancels the
+            // queue): checked every 20 ms, bounded by `seconds`.
             if i < steps { usleep(20_000) }
         }
         return false

@@ -190,6 +190,7 @@ final class V4L2ControlDriver: DeviceControlDriver {
     }
 
     /// The watch thread's own descriptor and its view of each control.
+    // @unchecked: confined to the watch thread, which alone reads and writes `controls`.
     private final class WatchState: @unchecked Sendable {
         let fd: DeviceFD
         var controls: [UInt32: DeviceControl]

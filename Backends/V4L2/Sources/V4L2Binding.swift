@@ -3,11 +3,13 @@ import CV4L2
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// The part of a stream that frames keep alive: the descriptor and the buffers. Requeueing a
 /// released frame and stopping the stream are serialised by one lock, so a frame released after
 /// `close()` never touches a closed descriptor (its release is a no-op then), and the buffers are
 /// unmapped only when the last frame is gone (`BufferMaps`).
+// @unchecked: lock-protected: its `var`s are only touched with `lock` held.
 final class StreamCore: @unchecked Sendable {
     let fd: DeviceFD
     let maps = BufferMaps()
@@ -77,7 +79,7 @@ final class StreamCore: @unchecked Sendable {
 
 /// One streaming V4L2 capture node: MMAP buffers, a dedicated thread that polls and dequeues,
 /// zero-copy frames that requeue their buffer when released.
-final class V4L2Binding: DriverBinding, @unchecked Sendable {
+final class V4L2Binding: DriverBinding, Sendable {
     static let bufferCount: UInt32 = 4
 
     let format: StreamFormat
@@ -94,10 +96,10 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     private let zoomControl: ControlInfo?
     private let cropBounds: v4l2_rect?
     /// The crop the device applies, read by the streaming thread for `Frame.sensorCrop`.
-    private let sensorCrop = Locked(NormalizedRect.full)
-    private let closed = Locked(false)
+    private let sensorCrop = Mutex(NormalizedRect.full)
+    private let closed = Mutex(false)
     /// Whether `startStreaming()` started the stream and its thread (`close()` waits for that thread).
-    private let started = Locked(false)
+    private let started = Mutex(false)
     /// The negotiated FourCC and field, for a refused STREAMON's message.
     private let fourCC: UInt32
     private let field: UInt32
@@ -112,7 +114,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     private let hasFocusAbsolute: Bool
     /// Whether selection cropping turned out to work on this stream (it can fail when the
     /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
-    private var cropUsable = true
+    private let cropUsable = Mutex(true)
     /// Exposure, white balance and anti-flicker controls of the node (E1–E6, W1–W5, N1).
     private let imageControls: V4L2ImageControls
 
@@ -260,7 +262,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// nothing (a UVC control transfer issued while isochronous packets flow was seen to take
     /// 0.2 s under emulation, and its frames were held back until it finished).
     func startStreaming() throws(CameraError) {
-        guard !closed.value, !started.value else { return }
+        guard !closed.withLock({ $0 }), !started.withLock({ $0 }) else { return }
         var type = Int32(V4L2Formats.captureType)
         do {
             try core.fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
@@ -269,7 +271,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 device: deviceID, node: node, descriptor: core.fd.raw, requested: format, offered: offeredFormats, field: field)
         }
         core.markStreaming()
-        started.set(true)
+        started.withLock { $0 = true }
         start()
     }
 
@@ -313,7 +315,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
 
     private func start() {
         core.reportRequeueFailures { [weak self] message, recovered in
-            guard let self, !self.closed.value else { return }
+            guard let self, !self.closed.withLock({ $0 }) else { return }
             let what = "\(self.deviceID): \(message)"
             self.sink.report(.streamError(what))
             if !recovered { self.restart(because: what) }
@@ -342,7 +344,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 sink.report(.failed(.streamFailed("\(deviceID): poll: \(String(cString: strerror(errno)))")))
                 return
             }
-            if pfd[1].revents != 0 || closed.value { return }
+            if pfd[1].revents != 0 || closed.withLock({ $0 }) { return }
             if r == 0 {
                 // A stall: the core's watchdog decides, unless the device is gone (an unplug
                 // while no buffer was queued gives no poll event at all).
@@ -368,6 +370,8 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                             sink.report(.failed(.streamFailed("\(deviceID): the driver reports a stream error (POLLERR)")))
                             return
                         }
+                        // Backoff: a spurious POLLERR (no buffer, device present) is retried 10 ms
+                        // later, at most 50 times, before it counts as a stream failure.
                         usleep(10_000)
                     }
                     continue
@@ -380,7 +384,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                     // inject_fatal_streaming_error) but the device is still there: a stream
                     // error, and a restart of the stream (S11), not a disconnect.
                     let what = "\(deviceID): the driver failed the stream (\(error.description))"
-                    if !closed.value { sink.report(.streamError(what)) }
+                    if !closed.withLock({ $0 }) { sink.report(.streamError(what)) }
                     return restart(because: what)
                 }
                 sink.report(.failed(error.cameraError(device: deviceID, fallback: CameraError.streamFailed)))
@@ -416,9 +420,9 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
                 planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
                 sequence: sequence,
                 timestamp: stamp,
-                sensorCrop: sensorCrop.value,
+                sensorCrop: sensorCrop.withLock({ $0 }),
                 onRelease: { core.requeue(index) })
-            if closed.value { return }  // the frame's release is a no-op once stopped
+            if closed.withLock({ $0 }) { return }  // the frame's release is a no-op once stopped
             sink.deliver(frame)
         }
     }
@@ -444,7 +448,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             zoom = change.zoomFactor ?? zoom
             focus = change.focusMode ?? focus
         }
-        if (zoom != nil || focus != nil) && !closed.value {
+        if (zoom != nil || focus != nil) && !closed.withLock({ $0 }) {
             sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus))
         }
     }
@@ -452,7 +456,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// Ends the streaming thread and reports an interruption, so the session restarts the
     /// stream (S8, S11): for errors the device stays present through but this stream cannot.
     private func restart(because what: String) {
-        guard !closed.value else { return }
+        guard !closed.withLock({ $0 }) else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
         sink.report(.interrupted(what))
@@ -460,7 +464,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
 
     /// Reports the unplug (S7) unless the binding is closing anyway.
     private func reportDisconnect() {
-        if !closed.value { sink.report(.failed(.disconnected(device: deviceID))) }
+        if !closed.withLock({ $0 }) { sink.report(.failed(.disconnected(device: deviceID))) }
     }
 
     /// A step back of the driver's clock longer than this is a wrap, not jitter.
@@ -498,7 +502,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
             // S_CTRL hands back the value after the driver's rounding to its step. The frames
             // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
             let appliedFactor = mapping.factor(forValue: Int64(applied))
-            sensorCrop.set(.centered(zoomFactor: appliedFactor))
+            sensorCrop.withLock { $0 = .centered(zoomFactor: appliedFactor) }
             return .device(factor: appliedFactor)
         case .sensorCrop:
             return applyCrop(factor: factor)
@@ -510,7 +514,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
     /// Digital zoom with VIDIOC_S_SELECTION(CROP), centered; keeps the compose rectangle on the
     /// whole frame (the driver scales). Falls back to the frame path when the driver cannot.
     private func applyCrop(factor: Double) -> ZoomApplication {
-        guard cropUsable, let bounds = cropBounds, core.fd.isOpen else { return .none }
+        guard cropUsable.withLock({ $0 }), let bounds = cropBounds, core.fd.isOpen else { return .none }
         let w = Int32(clamping: Int(even: Double(bounds.width) / factor, minimum: 2))
         let h = Int32(clamping: Int(even: Double(bounds.height) / factor, minimum: 2))
         var s = v4l2_selection()
@@ -522,20 +526,20 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         let composeFull = compose.map { $0.left == 0 && $0.top == 0 && Int($0.width) == format.width && Int($0.height) == format.height } ?? true
         guard ok, composeFull, s.r.width > 0, s.r.height > 0 else {
             // Undo and let the core crop in the frame path from now on.
-            cropUsable = false
+            cropUsable.withLock { $0 = false }
             var reset = v4l2_selection()
             reset.type = V4L2Formats.captureType
             reset.target = UInt32(V4L2_SEL_TGT_CROP)
             reset.r = V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_DEFAULT) ?? bounds
             _ = try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_S_SELECTION), &reset, "VIDIOC_S_SELECTION(CROP default)")
-            sensorCrop.set(.full)
+            sensorCrop.withLock { $0 = .full }
             return .none
         }
         let r = s.r
         let crop = NormalizedRect(
             x: Double(r.left - bounds.left) / Double(bounds.width), y: Double(r.top - bounds.top) / Double(bounds.height),
             width: Double(r.width) / Double(bounds.width), height: Double(r.height) / Double(bounds.height))
-        sensorCrop.set(crop)
+        sensorCrop.withLock { $0 = crop }
         return .device(factor: Double(bounds.width) / Double(r.width))
     }
 
@@ -564,7 +568,7 @@ final class V4L2Binding: DriverBinding, @unchecked Sendable {
         guard first else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
-        if started.value { finished.wait() }
+        if started.withLock({ $0 }) { finished.wait() }
         core.stop()
         Glibc.close(wakeFD)
         lensFD?.close()
