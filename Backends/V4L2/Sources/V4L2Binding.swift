@@ -456,9 +456,16 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// Ends the streaming thread and reports an interruption, so the session restarts the
     /// stream (S8, S11): for errors the device stays present through but this stream cannot.
     private func restart(because what: String) {
-        guard !closed.withLock({ $0 }) else { return }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        // The wake-up is written under the lock that `close()` takes first: once `closed` is set,
+        // `close()` may close `wakeFD` and the number may belong to another file, so a check
+        // outside the lock followed by the write could put 8 bytes into that file.
+        let open = closed.withLock { c -> Bool in
+            guard !c else { return false }
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+            return true
+        }
+        guard open else { return }
         sink.report(.interrupted(what))
     }
 
