@@ -133,13 +133,17 @@ public enum ConformanceSuite {
     /// device, not another input of the same V4L2 node (vivid lists each input of one node as a
     /// device, and one node streams one input at a time), and of the same kind: a camera beside a
     /// camera, a test source beside a test source (GStreamer's videotestsrc is not live: its
-    /// timestamps are its own stream time, which no camera's frames can be paired with). Nil when
-    /// there is none.
+    /// timestamps are its own stream time, which no camera's frames can be paired with), that
+    /// lists a format to stream (PipeWire lists a node for vimc's media-controlled video nodes
+    /// with none). Nil when there is none.
     public static func secondDevice(for device: DeviceDescriptor, among devices: [DeviceDescriptor]) -> DeviceDescriptor? {
         guard let i = devices.firstIndex(where: { $0.id == device.id }) else { return nil }
         let node = v4l2Node(of: device)
         return (1..<max(1, devices.count)).lazy.map { devices[(i + $0) % devices.count] }
-            .first { $0.id != device.id && (node == nil || v4l2Node(of: $0) != node) && $0.isTestSource == device.isTestSource }
+            .first {
+                $0.id != device.id && (node == nil || v4l2Node(of: $0) != node) && $0.isTestSource == device.isTestSource
+                    && (!$0.formats.isEmpty || device.formats.isEmpty)
+            }
     }
 
     /// Whether `check` is selected by `only`: its ID (`Z4a`), its clause (`Z4`) or its clause

@@ -65,7 +65,7 @@ enum ConformanceCommand {
         for t in targets {
             var selection = only
             if !t.runsMulti {
-                // The checks of several cameras at once ran with this backend's first device.
+                // The checks of several cameras at once run with another device of this backend.
                 selection = withoutMulti(only)
                 guard selection?.isEmpty == false else { continue }
             }

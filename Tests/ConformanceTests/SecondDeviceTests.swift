@@ -7,10 +7,12 @@ import Testing
 /// one node (listed as devices) taken as two cameras: the second would be busy on the first's
 /// node and every J check would fail.
 @Suite struct SecondDeviceTests {
-    static func device(_ id: String, node: String?, test: Bool = false) -> DeviceDescriptor {
+    static let yuyv = FormatDescription(pixelFormat: .yuyv, size: Size(width: 640, height: 480), frameRates: [30])
+
+    static func device(_ id: String, node: String?, test: Bool = false, streamable: Bool = true) -> DeviceDescriptor {
         DeviceDescriptor(
             id: id, name: id, backend: "test", facing: .external, lenses: DeviceDescriptor.singleLens(facing: .external),
-            formats: [], details: node.map { ["node": $0] } ?? [:], isTestSource: test)
+            formats: streamable ? [yuyv] : [], details: node.map { ["node": $0] } ?? [:], isTestSource: test)
     }
 
     @Test func nextOtherDeviceWrappingAround() {
@@ -39,5 +41,15 @@ import Testing
         #expect(ConformanceSuite.secondDevice(for: c270, among: all)?.id == "c920")
         let back = Self.device("virtual-back", node: nil, test: true), front = Self.device("virtual-front", node: nil, test: true)
         #expect(ConformanceSuite.secondDevice(for: back, among: [back, front])?.id == "virtual-front")
+    }
+
+    // A device that lists no format cannot be streamed as listed (PipeWire's node for vimc's
+    // media-controlled video node): the next one that can is taken.
+    @Test func aDeviceWithNoFormatIsPassedOver() {
+        let c920 = Self.device("c920", node: "/dev/video0")
+        let vimc = Self.device("vimc-video4", node: "/dev/video4", streamable: false)
+        let sensor = Self.device("vimc-sensor-b", node: nil)
+        #expect(ConformanceSuite.secondDevice(for: c920, among: [c920, vimc, sensor])?.id == "vimc-sensor-b")
+        #expect(ConformanceSuite.secondDevice(for: c920, among: [c920, vimc]) == nil)
     }
 }
