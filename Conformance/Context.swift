@@ -20,15 +20,35 @@ public final class ConformanceContext: Sendable {
     public let holder: ProcessHolder?
     /// Makes the device fail on demand (unplug, stall...), where it can be made to.
     public let faults: (any FaultInjector)?
+    /// A second device of the same backend, for the checks of several cameras at once (J1-J4);
+    /// nil when there is none (those checks then skip). Re-read after a check unplugged and
+    /// replugged it, as `device` is.
+    public var secondDevice: DeviceDescriptor? { second.withLock { $0 } }
+    /// Makes the second device fail on demand, where it can be made to.
+    let secondFaults: (any FaultInjector)?
     private let current: Mutex<DeviceDescriptor>
+    private let second: Mutex<DeviceDescriptor?>
     private let opened = Mutex([Camera]())
+    /// Whether a check took the second device's injector: the clean-up then restores it.
+    private let secondFaulted = Mutex(false)
 
-    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?) {
+    init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?,
+         secondDevice: DeviceDescriptor? = nil, secondFaults: (any FaultInjector)? = nil) {
         self.backend = backend
         self.current = Mutex(device)
+        self.second = Mutex(secondDevice)
+        self.secondFaults = secondFaults
         self.timeScale = timeScale
         self.holder = holder
         self.faults = faults
+    }
+
+    /// The second device's injector when it can make every fault of `kinds`, else nil; the
+    /// clean-up after the check puts that device back (replugs it).
+    func secondInjector(for kinds: DeviceFault.Kind...) -> (any FaultInjector)? {
+        guard let secondFaults, kinds.allSatisfy(secondFaults.supports) else { return nil }
+        secondFaulted.withLock { $0 = true }
+        return secondFaults
     }
 
     /// The injector when it can make every fault of `kinds`, else nil.
@@ -43,7 +63,13 @@ public final class ConformanceContext: Sendable {
     /// Where the backend reports hot-plug events (D3) each event wakes the wait to list again;
     /// a backend that cannot watch has no event to await, so its listing is re-read every 50 ms.
     public func waitForDeviceListed(timeout: Duration) async throws -> DeviceDescriptor {
-        let id = device.id
+        let d = try await waitForListed(id: device.id, timeout: timeout)
+        current.withLock { $0 = d }
+        return d
+    }
+
+    /// Waits until the backend lists device `id` (`waitForDeviceListed`, for any device).
+    func waitForListed(id: String, timeout: Duration) async throws -> DeviceDescriptor {
         let deadline = ContinuousClock.now + timeout
         let events = EventLog<DeviceEvent>()
         let watch = backend.watchDevices { events.append($0) }
@@ -51,7 +77,6 @@ public final class ConformanceContext: Sendable {
         while true {
             let seen = events.count  // before listing: an event after it wakes the wait below
             if let d = try? backend.devices().first(where: { $0.id == id }) {
-                current.withLock { $0 = d }
                 return d
             }
             guard ContinuousClock.now < deadline else {
@@ -125,6 +150,12 @@ public final class ConformanceContext: Sendable {
         hooks?.inject(.clear, deviceID: device.id)
         if let faults, await faults.restore() {
             _ = try? await waitForDeviceListed(timeout: timeout(.seconds(10)))
+        }
+        if secondFaulted.withLock({ $0 }), let secondFaults, let id = secondDevice?.id {
+            secondFaulted.withLock { $0 = false }
+            if await secondFaults.restore(), let d = try? await waitForListed(id: id, timeout: timeout(.seconds(10))) {
+                second.withLock { $0 = d }
+            }
         }
     }
 }

@@ -122,10 +122,29 @@ public enum ConformanceSuite {
         discoveryArea, stateChannelArea, zoomArea, torchArea, focusArea, lensSelectionArea,
         persistenceArea, exposureArea, whiteBalanceArea, antiFlickerArea, frameRateArea, meteringArea, framesArea, frameDeliveryArea,
         frameMetadataArea, coalescingArea, rawControlsArea, badInputArea, captureArea, deviceErrorsArea,
+        multiCameraArea,
     ]
 
     /// Every check.
     public static var checks: [Check] { areas.flatMap(\.checks) }
+
+    /// The device the checks of several cameras at once (J1-J4) stream beside `device`: the next
+    /// device of `devices` (its backend's listing) after it, wrapping around, that is another
+    /// device, not another input of the same V4L2 node (vivid lists each input of one node as a
+    /// device, and one node streams one input at a time), and of the same kind: a camera beside a
+    /// camera, a test source beside a test source (GStreamer's videotestsrc is not live: its
+    /// timestamps are its own stream time, which no camera's frames can be paired with), that
+    /// lists a format to stream (PipeWire lists a node for vimc's media-controlled video nodes
+    /// with none). Nil when there is none.
+    public static func secondDevice(for device: DeviceDescriptor, among devices: [DeviceDescriptor]) -> DeviceDescriptor? {
+        guard let i = devices.firstIndex(where: { $0.id == device.id }) else { return nil }
+        let node = v4l2Node(of: device)
+        return (1..<max(1, devices.count)).lazy.map { devices[(i + $0) % devices.count] }
+            .first {
+                $0.id != device.id && (node == nil || v4l2Node(of: $0) != node) && $0.isTestSource == device.isTestSource
+                    && (!$0.formats.isEmpty || device.formats.isEmpty)
+            }
+    }
 
     /// Whether `check` is selected by `only`: its ID (`Z4a`), its clause (`Z4`) or its clause
     /// family (`Z`); every check when `only` is nil.
@@ -154,17 +173,26 @@ public enum ConformanceSuite {
     ///     program to start (under `swift test`), and R4b then skips.
     ///   - faults: makes the device fail on demand for D3, S7, S8, P1b and C2b; by default
     ///     `FaultInjectors.forDevice` (the backend's test hooks, or an emulated webcam's socket).
+    ///   - secondDevice: another device of `backend`, which the checks of several cameras at once
+    ///     (J1-J4) stream beside `device`; nil makes them skip ("needs two devices"). Its faults
+    ///     (J4 unplugs it) come from `FaultInjectors.forDevice`.
     public static func run(
         backend: any CameraBackend, device: DeviceDescriptor, only: Set<String>? = nil,
         timeScale: Double = 1, extraAreas: [Area] = [],
         log: @Sendable (String) -> Void = { print($0) }, holder: ProcessHolder? = nil,
-        faults: (any FaultInjector)? = nil
+        faults: (any FaultInjector)? = nil, secondDevice: DeviceDescriptor? = nil
     ) async -> Summary {
         var summary = Summary()
         let injector = faults ?? FaultInjectors.forDevice(device, of: backend)
-        let context = ConformanceContext(backend: backend, device: device, timeScale: timeScale, holder: holder, faults: injector)
+        let second = secondDevice.flatMap { $0.id == device.id ? nil : $0 }
+        let context = ConformanceContext(
+            backend: backend, device: device, timeScale: timeScale, holder: holder, faults: injector,
+            secondDevice: second, secondFaults: second.flatMap { FaultInjectors.forDevice($0, of: backend) })
         log("Conformance of \(backend.identifier) device \(device.id) '\(device.name)'")
         if let injector { log("faults injected through \(injector.name): \(injector.supportedFaults.map(\.rawValue).sorted().joined(separator: ", "))") }
+        if let second, checks.contains(where: { $0.clause.hasPrefix("J") && selects(only, $0) }) {
+            log("second device (several cameras at once): \(second.id) '\(second.name)'")
+        }
         for area in areas + extraAreas {
             let selected = area.checks.filter { selects(only, $0) }
             guard !selected.isEmpty else { continue }

@@ -98,7 +98,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
             onReleased()
-            throw error ?? .busy(device: deviceID, detail: "the source did not start within \(Int(Self.startTimeout)) s (held by another process?)")
+            let failure = error ?? .busy(device: deviceID, detail: "the source did not start within \(Int(Self.startTimeout)) s (held by another process?)")
+            throw Self.namingHolders(failure, nodePath: nodePath)
         }
         let change = result.value
         // A live source (a camera, `is-live=true`) must never wait for the app: the appsink drops
@@ -110,7 +111,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             // Released here, and the bus thread never starts: without this flag deinit's
             // close() unrefs the pipeline a second time and waits for ever for that thread.
             closed.set(true)
-            let error = Self.pendingError(pipeline, deviceID: deviceID)
+            let error = Self.pendingError(pipeline, deviceID: deviceID).map { Self.namingHolders($0, nodePath: nodePath) }
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
@@ -169,7 +170,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
                     sink.report(.endOfStream)
                 case GST_MESSAGE_ERROR:
                     ended = true
-                    var error = Self.error(from: message, deviceID: deviceID)
+                    var error = Self.namingHolders(Self.error(from: message, deviceID: deviceID), nodePath: nodePath)
                     // An unplugged USB webcam makes v4l2src fail with "Could not read from
                     // resource" (uvcvideo's EINVAL, POLLERR): a disconnect when the node is gone.
                     if case .streamFailed = error, let nodePath, Self.nodeVanishes(nodePath, within: 0.5) {
@@ -315,6 +316,14 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     }
 
     // MARK: Errors
+
+    /// `error` when it is busy on a device node, with the processes that hold the node
+    /// ("in use by 1234 (app, this process)", `DeviceHolders`), as the V4L2 backend names them:
+    /// GStreamer's own text ("Device '/dev/video0' is busy") does not say who. Otherwise `error`.
+    static func namingHolders(_ error: CameraError, nodePath: String?) -> CameraError {
+        guard case .busy(let device, let detail) = error, let nodePath, nodePath.hasPrefix("/dev/") else { return error }
+        return .busy(device: device, detail: "\(detail); \(DeviceHolders.scan(path: nodePath))")
+    }
 
     /// The first error waiting on the pipeline's bus, as a CameraError.
     static func pendingError(_ pipeline: UnsafeMutablePointer<GstElement>, deviceID: String) -> CameraError? {

@@ -93,7 +93,11 @@ public final class VirtualBackend: CameraBackend, Sendable {
             var s = all[id] ?? DeviceState()
             defer { all[id] = s }
             if s.disconnected { return .disconnected(device: id) }
-            if s.busyInjected || s.activeBinding != nil {
+            if s.activeBinding != nil {
+                // A virtual device exists in this process only: the holder is always this process.
+                return .busy(device: id, detail: "another session of this process (\(ProcessInfo.processInfo.processIdentifier)) is streaming this virtual device")
+            }
+            if s.busyInjected {
                 return .busy(device: id, detail: "another session is streaming this virtual device")
             }
             if s.unavailableLenses.contains(request.lens.id) {

@@ -10,10 +10,15 @@ enum ConformanceCommand {
     static let verb = Verb(
         name: "conformance", summary: "run the contract's conformance checks against a device",
         usage: """
-            usage: camhal conformance [--backend B] [--device ID] [--clauses S,Z4a,...] [--time-scale X]
-                                      [--json] [--junit FILE [--overwrite]] [--list]
+            usage: camhal conformance [--backend B] [--device ID] [--second-device ID|none] [--clauses S,Z4a,...]
+                                      [--time-scale X] [--json] [--junit FILE [--overwrite]] [--list]
               --backend B      backend to test (default: every available backend, each device)
               --device ID      one device (default: every device of the backend(s))
+              --second-device ID  the device the checks of several cameras at once (J) stream beside
+                               the one tested (default: the backend's next device of the same
+                               kind, camera or test source, not another input of the same node;
+                               `none`: those checks skip); over every device of a backend they
+                               run once, with the first device that has a second
               --clauses LIST   clause families (S), clauses (Z4) or checks (Z4a), comma-separated
                                (--only is the same)
               --time-scale X   stretch every timeout by X, greater than 0, at most 1000 (a
@@ -31,7 +36,7 @@ enum ConformanceCommand {
     static let timeScaleRange = NumericRange(lower: 0, upper: 1000, lowerIncluded: false)
 
     static func run(_ args: [String]) async throws -> Int32 {
-        let a = try Arguments(args, options: ["backend", "device", "clauses", "only", "time-scale", "junit"], booleans: ["list", "json", OutputPath.overwriteFlag])
+        let a = try Arguments(args, options: ["backend", "device", "second-device", "clauses", "only", "time-scale", "junit"], booleans: ["list", "json", OutputPath.overwriteFlag])
         if a.has("list") {
             for area in ConformanceSuite.areas {
                 print("\(area.name):")
@@ -57,9 +62,17 @@ enum ConformanceCommand {
             if json { print(try CLI.json(report, pretty: true)) }
             return 1
         }
-        for (backend, device) in targets {
-            let s = await ConformanceSuite.run(backend: backend, device: device, only: only, timeScale: scale, log: log, holder: HoldCommand.holder)
-            report.add(backend: backend.identifier, device: device, summary: s)
+        for t in targets {
+            var selection = only
+            if !t.runsMulti {
+                // The checks of several cameras at once run with another device of this backend.
+                selection = withoutMulti(only)
+                guard selection?.isEmpty == false else { continue }
+            }
+            let s = await ConformanceSuite.run(backend: t.backend, device: t.device, only: selection, timeScale: scale, log: log,
+                                               holder: HoldCommand.holder, secondDevice: t.second)
+            report.add(backend: t.backend.identifier, device: t.device, summary: s)
+            if !t.runsMulti { log("(the checks of several cameras at once, J, run with one device of \(t.backend.identifier) only)") }
             log("")
         }
         if targets.count > 1 { log("all devices: \(report.passed) passed, \(report.failed) failed, \(report.skipped) skipped") }
@@ -83,12 +96,48 @@ enum ConformanceCommand {
         return ids
     }
 
+    /// `only` without the checks of several cameras at once (family J), as check IDs.
+    static func withoutMulti(_ only: Set<String>?) -> Set<String>? {
+        Set(ConformanceSuite.checks.filter { ConformanceSuite.selects(only, $0) && !$0.clause.hasPrefix("J") }.map(\.id))
+    }
+
+    /// One device to test, with the second device the checks of several cameras at once stream
+    /// beside it, and whether they run with it.
+    struct Target {
+        let backend: any CameraBackend
+        let device: DeviceDescriptor
+        let second: DeviceDescriptor?
+        let runsMulti: Bool
+    }
+
+    /// The second device for `device` among `devices` (its backend's listing): `--second-device`
+    /// when given (`none`: no second device), else the next other device in the listing
+    /// (`ConformanceSuite.secondDevice(for:among:)`); nil when the backend lists no other.
+    static func second(for device: DeviceDescriptor, in devices: [DeviceDescriptor], _ a: Arguments, backend: String) throws -> DeviceDescriptor? {
+        if let id = a["second-device"] {
+            if id == "none" { return nil }
+            if let d = devices.first(where: { $0.id == id }), d.id != device.id {
+                return d
+            }
+            if id == device.id, a["device"] != nil {
+                throw UsageError("option --second-device: '\(id)' is the device under test; name another")
+            }
+            // Over several backends the ID is one backend's: the others take their next device.
+            if id != device.id, a["device"] != nil || a["backend"] != nil, !devices.contains(where: { $0.id == id }) {
+                throw CameraError.unknownDevice(id: id, backend: backend)
+            }
+        }
+        return ConformanceSuite.secondDevice(for: device, among: devices)
+    }
+
     /// The devices to test: `--backend`/`--device` when given, else every device of every
     /// available backend. An unavailable backend is skipped (recorded) unless named with --backend.
-    static func targets(_ a: Arguments, skipped: inout [ConformanceReport.SkippedBackend]) throws -> [(any CameraBackend, DeviceDescriptor)] {
+    /// Over every device of a backend the checks of several cameras at once run once, with the
+    /// first device that has a second one.
+    static func targets(_ a: Arguments, skipped: inout [ConformanceReport.SkippedBackend]) throws -> [Target] {
         let registry = try CLI.registry()
         let backends: [any CameraBackend] = if let name = a["backend"] { [try registry.backend(name)] } else { registry.ordered.compactMap(\.backend) }
-        var targets: [(any CameraBackend, DeviceDescriptor)] = []
+        var targets: [Target] = []
         for b in backends {
             if case .unavailable(let reason) = b.availability() {
                 if a["backend"] != nil { throw CameraError.backendUnavailable(backend: b.identifier, reason: reason) }
@@ -104,9 +153,17 @@ enum ConformanceCommand {
                 continue
             }
             if let id = a["device"] {
-                targets += devices.filter { $0.id == id }.map { (b, $0) }
+                for d in devices where d.id == id {
+                    targets.append(Target(backend: b, device: d, second: try second(for: d, in: devices, a, backend: b.identifier), runsMulti: true))
+                }
             } else {
-                targets += devices.map { (b, $0) }
+                // The checks of several cameras at once run once: with the first device that has
+                // a second one (else the first, where they skip saying why).
+                let seconds = try devices.map { try second(for: $0, in: devices, a, backend: b.identifier) }
+                let multi = seconds.firstIndex { $0 != nil } ?? 0
+                for (i, d) in devices.enumerated() {
+                    targets.append(Target(backend: b, device: d, second: i == multi ? seconds[i] : nil, runsMulti: i == multi))
+                }
             }
         }
         if let id = a["device"], targets.isEmpty {

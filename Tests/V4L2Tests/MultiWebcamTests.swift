@@ -145,27 +145,33 @@ struct MultiWebcamTests {
         while !uvcDevices().contains(where: { $0.id == b.id }), Date() < back { usleep(50_000) }
     }
 
-    // Frames of two cameras paired on CLOCK_MONOTONIC within half a frame interval: the skew
-    // distribution and the share of complete sets, at 30 fps and at 15 fps. Would catch
-    // timestamps on different clocks (no set forms) or a pairing that loses frames. Completeness
-    // is judged only when both cameras deliver the rate asked (under TCG two emulated webcams
-    // asked for 30 fps were seen to deliver about 17 fps each, unlocked, so half the nominal
-    // interval cannot pair them all): the measurement is printed either way.
-    @Test(arguments: [30.0, 15.0]) func twoCamerasPairWithinHalfAFrame(rate: Double) throws {
+    // Frames of two cameras paired on CLOCK_MONOTONIC (the first camera the reference, each set
+    // its frame and the other camera's nearest one) within three quarters of a frame interval:
+    // the skew distribution and the share of complete sets over the time both stream, at 30 fps
+    // and at 15 fps. Three quarters, not half: the two webcams are not locked, and when their
+    // phase nears half an interval the nearest frame is half an interval plus timestamp jitter
+    // away (half an interval gave 83% complete sets at 30 fps). Would catch timestamps on
+    // different clocks (no set forms) or a pairing that loses frames. Completeness is judged only
+    // when both cameras deliver the rate asked (under TCG two emulated webcams asked for 30 fps
+    // were seen to deliver about 17 fps each, unlocked, so the nominal interval cannot pair them
+    // all): the measurement is printed either way.
+    @Test(arguments: [30.0, 15.0]) func twoCamerasPairWithinThreeQuartersOfAFrame(rate: Double) throws {
         let devices = uvcDevices()
         let request = StreamRequest(pixelFormat: .yuyv, size: Size(width: 640, height: 360), frameRate: rate)
-        let half = Duration.microseconds(Int64(500_000 / rate))
-        let sync = Mutex(FrameSynchronizer<UInt64>(streams: 2, tolerance: half))
+        let tolerance = FrameSynchronizer<UInt64>.unlockedTolerance(frameRate: rate)
+        let sync = Mutex(FrameSynchronizer<UInt64>(streams: 2, tolerance: tolerance))
         let skews = Mutex([Double]())
+        @Sendable func record(_ sets: [SynchronizedSet<UInt64>]) {
+            let ms = sets.map { s in Double(s.skew.components.attoseconds) * 1e-15 + Double(s.skew.components.seconds) * 1e3 }
+            skews.withLock { $0 += ms }
+        }
         // Per stream: first and last frame timestamp, for the rate the webcam really delivered.
         let spans = Mutex([(first: Double, last: Double)?](repeating: nil, count: 2))
         func sink(_ index: Int) -> DriverSink {
             DriverSink(frame: { f in
                 let t = f.metadata.timestamp
                 spans.withLock { $0[index] = ($0[index]?.first ?? t, t) }
-                let sets = sync.withLock { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) }
-                let ms = sets.map { s in Double(s.skew.components.attoseconds) * 1e-15 + Double(s.skew.components.seconds) * 1e3 }
-                skews.withLock { $0 += ms }
+                record(sync.withLock { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) })
             }, event: { _ in })
         }
         let b0 = try V4L2Backend().bindStreaming(BindRequest(device: devices[0], lens: devices[0].lenses[0], stream: request), sink: sink(0))
@@ -175,28 +181,28 @@ struct MultiWebcamTests {
         #expect(b0.format.frameRate == rate && b1.format.frameRate == rate, "\(b0.format) \(b1.format)")
         try b0.startStreaming()
         try b1.startStreaming()
-        let deadline = Date().addingTimeInterval(30)
-        while skews.withLock({ $0.count }) < 150, Date() < deadline { usleep(20_000) }
+        // 300 sets: one incomplete set is a third of a percent, so 99% is judged on more than
+        // the odd set.
+        let deadline = Date().addingTimeInterval(45)
+        while skews.withLock({ $0.count }) < 300, Date() < deadline { usleep(20_000) }
+        // The reference camera stops first: the other's frames after that are outside the overlap.
         b0.close()
+        record(sync.withLock { $0.finish(stream: 0) })
         b1.close()
+        record(sync.withLock { $0.finish() })
         let stats = sync.withLock { $0.statistics }
         let sorted = skews.withLock { $0 }.sorted()
         try #require(!sorted.isEmpty, "no set formed: \(stats)")
         let p50 = sorted[sorted.count / 2], p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        let complete = Double(stats.sets) / Double(stats.received.max() ?? 1)
+        let complete = stats.completeness ?? 0
         let delivered = zip(stats.received, spans.withLock { $0 }).map { n, span in
             span.map { $0.last > $0.first ? Double(n - 1) / ($0.last - $0.first) : 0 } ?? 0
         }
-        print("sync two webcams at \(ZoomMath.format(rate)) fps (delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps): \(stats.sets) sets, received \(stats.received), unpaired \(stats.unpaired), skew p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms, complete \(String(format: "%.1f", complete * 100))%")
-        #expect(p99 <= 500 / rate + 0.001, "a set beyond the tolerance")
+        let toleranceMs = Double(tolerance.components.attoseconds) * 1e-15 + Double(tolerance.components.seconds) * 1e3
+        print("sync two webcams at \(ZoomMath.format(rate)) fps (delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps, tolerance \(String(format: "%.1f", toleranceMs)) ms): \(stats.sets) sets, \(stats.incompleteSets) incomplete, received \(stats.received), unpaired \(stats.unpaired), outside the overlap \(stats.outsideOverlap), skew p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms, complete \(String(format: "%.1f", complete * 100))%")
+        #expect(p99 <= toleranceMs + 0.001, "a set beyond the tolerance")
         if delivered.allSatisfy({ $0 >= rate * 0.95 }) {
-            // Not met yet (measured in the VM: 83% at 30 fps, 97% at 15 fps, both webcams
-            // delivering the rate): two unlocked webcams whose phase offset nears half a frame
-            // interval lose pairs to timestamp jitter, and frames before the second camera's
-            // first frame count as unpaired. Kept visible as a known issue, not dropped.
-            withKnownIssue("unlocked webcams near half a frame apart lose pairs to jitter", isIntermittent: true) {
-                #expect(complete >= 0.99, "complete sets \(complete * 100)% at \(rate) fps")
-            }
+            #expect(complete >= 0.99, "complete sets \(complete * 100)% at \(rate) fps: \(stats)")
         } else {
             print("complete sets not judged at \(ZoomMath.format(rate)) fps: the emulated webcams delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps")
         }

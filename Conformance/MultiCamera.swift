@@ -1,0 +1,193 @@
+@_spi(Testing) import CamHAL
+import Foundation
+import Glibc
+
+/// Several cameras at once (J1-J4): two devices of one backend streaming in one process, each
+/// session independent of the other, both on one clock. They need a second device
+/// (`ConformanceContext.secondDevice`: `camhal conformance` takes the backend's next device, or
+/// `--second-device ID`); with one device each check skips saying so.
+let multiCameraArea = Area(name: "Several cameras at once", checks: [
+    // J1: two devices stream at once, and each session is independent: starting the second and
+    // stopping it leave the first running, with no gap longer than a few frame intervals.
+    // Catches: one delivery thread or lock shared by every session, so stopping one stalls or
+    // restarts the other (a gap of a second, or a starting snapshot on the session left running).
+    Check("J1", "two devices stream at once; stopping one leaves the other streaming") { ctx in
+        guard let other = ctx.secondDevice else { return .skip(needsTwoDevices) }
+        let a = ctx.openCamera(), b = ctx.openCamera(other)
+        let recA = StateRecorder(a)
+        let framesA = FrameArrivals(a), framesB = FrameArrivals(b)
+        try await ctx.startAndWaitForPreview(a, recorder: recA)
+        let mark = recA.all.count, from = framesA.count
+        try await startSecond(ctx, b)
+        try await expectFrames(ctx, framesA, 10, after: from, "the device under test while the second device streamed")
+        try await expectFrames(ctx, framesB, 10, after: 0, "the second device beside the device under test")
+        let atStop = framesA.count
+        await b.stop()
+        try await expectFrames(ctx, framesA, 30, after: atStop, "the device under test after the second device stopped")
+        try expectUndisturbed(ctx, recA, after: mark, framesA, from: from, "starting and stopping the second device")
+        return .ok
+    },
+    // J2: the device under test opened a second time in this process, while the first session
+    // and the second device stream: at once a typed busy error that names this process as the
+    // holder, or, on a shared source (`isExclusive == false`, R4), a second session with frames of
+    // its own; never a hang; the other sessions keep streaming. Catches: a second open that
+    // blocks on the driver, a bare "device or resource busy" that leaves the user guessing who
+    // holds the camera, or a failed open that stops the first session or the other device.
+    Check("J2", "the same device opened twice: busy naming this process, or shared; others unaffected") { ctx in
+        guard let other = ctx.secondDevice else { return .skip(needsTwoDevices) }
+        let a = ctx.openCamera(), b = ctx.openCamera(other)
+        let recA = StateRecorder(a)
+        let framesA = FrameArrivals(a), framesB = FrameArrivals(b)
+        try await startSecond(ctx, b)
+        try await ctx.startAndWaitForPreview(a, recorder: recA)
+        let mark = recA.all.count, fromA = framesA.count, fromB = framesB.count
+        let again = ctx.openCamera()
+        let rec = StateRecorder(again)
+        let t0 = ContinuousClock.now
+        again.start()
+        guard let s = await rec.wait(timeout: ctx.timeout(.seconds(3)), { $0.status == .error || $0.isPreviewActive }) else {
+            throw CheckFailure(reason: "the second open neither failed nor ran within \(String.num(Seconds.of(ctx.timeout(.seconds(3))))) s: \(again.currentState)")
+        }
+        let took = ContinuousClock.now - t0
+        if ctx.device.isExclusive {
+            guard case .busy(_, let detail)? = s.error else {
+                throw CheckFailure(reason: "an exclusive device opened twice: expected busy, got \(s)")
+            }
+            try expect(took < max(.seconds(1), ctx.timeout(.seconds(0.5))), "busy took \(String.num(Seconds.of(took))) s")
+            try expect(detail.contains("this process") || detail.contains("\(getpid())"),
+                       "busy does not name the holder (this process, pid \(getpid())): \(detail)")
+        } else {
+            try expect(s.isPreviewActive, "a shared device opened twice failed: \(s)")
+            let framesAgain = FrameArrivals(again)
+            try await expectFrames(ctx, framesAgain, 5, after: 0, "the second session on the shared device")
+        }
+        try await expectFrames(ctx, framesA, 10, after: fromA, "the first session after the second open")
+        try await expectFrames(ctx, framesB, 10, after: fromB, "the second device after the device under test was opened twice")
+        try expectUndisturbed(ctx, recA, after: mark, framesA, from: fromA, "opening the device a second time")
+        return .ok
+    },
+    // J3: the frames of both devices are stamped on one monotonic clock (CLOCK_MONOTONIC, which
+    // `FrameSynchronizer` pairs them on): each frame's timestamp lies within a bound of its
+    // arrival (capture to delivery; a driver may also stamp a frame's nominal time, up to a frame
+    // interval after it is delivered: vivid does), so frames arriving together have timestamps
+    // within that bound of each other. Catches: one backend or device stamping wall-clock time,
+    // or a pipeline's running time from zero, so frames of two cameras can never be paired.
+    Check("J3", "frames of both devices are stamped on one monotonic clock") { ctx in
+        guard let other = ctx.secondDevice else { return .skip(needsTwoDevices) }
+        let a = ctx.openCamera(), b = ctx.openCamera(other)
+        let framesA = FrameArrivals(a), framesB = FrameArrivals(b)
+        try await ctx.startAndWaitForPreview(a)
+        try await startSecond(ctx, b)
+        let fromA = framesA.count, fromB = framesB.count
+        try await expectFrames(ctx, framesA, 20, after: fromA, "the device under test")
+        try await expectFrames(ctx, framesB, 20, after: fromB, "the second device")
+        // Capture to delivery: frame intervals and the driver's queue, stretched on a slow machine.
+        // Any other clock is off by far more: wall-clock time by decades, a running time from
+        // zero by the machine's uptime.
+        let bound = 0.5 * ctx.timeScale
+        var medians: [Double] = []
+        for (name, frames, from) in [("device under test", framesA, fromA), ("second device", framesB, fromB)] {
+            let lags = frames.all.dropFirst(from).map { $0.arrival - $0.timestamp }.sorted()
+            let median = lags[lags.count / 2]
+            try expect(lags.first! >= -bound, "\(name): a frame stamped \(String.num(-lags.first!)) s after it arrived (CLOCK_MONOTONIC; bound \(String.num(bound)) s): not on the monotonic clock")
+            try expect(lags.last! <= bound, "\(name): a frame stamped \(String.num(lags.last!)) s before it arrived (bound \(String.num(bound)) s): not on the monotonic clock, or delivered late")
+            medians.append(median)
+        }
+        try expect(abs(medians[0] - medians[1]) <= bound,
+                   "the devices' timestamps differ by \(String.num(abs(medians[0] - medians[1]))) s for frames arriving together")
+        return .ok
+    },
+    // J4: one of two streaming devices unplugged: its session fails with `disconnected` (S7) and
+    // the other keeps streaming, undisturbed. Runs where the second device can be unplugged from
+    // a test (the virtual camera's hooks, an emulated webcam's control socket). Catches: one
+    // device's disconnect tearing down a shared watcher or delivery thread, so the camera still
+    // plugged in stops too.
+    Check("J4", "one device unplugged: the other keeps streaming") { ctx in
+        guard let other = ctx.secondDevice else { return .skip(needsTwoDevices) }
+        guard let faults = ctx.secondInjector(for: .unplug, .replug) else {
+            return .skip("no way to unplug the second device from a test (the virtual camera's hooks and an emulated webcam's socket can)")
+        }
+        let a = ctx.openCamera(), b = ctx.openCamera(other)
+        let recA = StateRecorder(a), recB = StateRecorder(b)
+        let framesA = FrameArrivals(a)
+        try await ctx.startAndWaitForPreview(a, recorder: recA)
+        try await startSecond(ctx, b, recorder: recB)
+        let mark = recA.all.count, from = framesA.count, markB = recB.all.count
+        try await faults.inject(.unplug)
+        guard let failed = await recB.wait(timeout: ctx.timeout(.seconds(5)), after: markB, { $0.status == .error }) else {
+            throw CheckFailure(reason: "the unplugged second device's session did not fail: \(b.currentState)")
+        }
+        guard case .disconnected? = failed.error else {
+            throw CheckFailure(reason: "the unplugged second device failed with \(String(describing: failed.error)), not disconnected")
+        }
+        let atUnplug = framesA.count
+        try await expectFrames(ctx, framesA, 30, after: atUnplug, "the device under test after the second device was unplugged")
+        try expectUndisturbed(ctx, recA, after: mark, framesA, from: from, "unplugging the second device")
+        return .ok
+    },
+])
+
+/// Why a check of several cameras at once did not run.
+let needsTwoDevices = "needs two devices (camhal conformance takes the backend's next device, or --second-device ID; this run has none)"
+
+/// Seconds on CLOCK_MONOTONIC, to the nanosecond.
+func monotonicNow() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+/// Every frame of a session: its timestamp and its arrival on CLOCK_MONOTONIC, taken on the
+/// backend's delivery thread (the session's frame handler), so no consumer's pace shows in them.
+final class FrameArrivals: Sendable {
+    private let log = Locked([(timestamp: Double, arrival: Double)]())
+
+    /// Starts recording `camera`'s frames (its frame handler).
+    init(_ camera: Camera) {
+        let log = self.log
+        camera.setFrameHandler { f in
+            let arrival = monotonicNow()
+            log.withLock { $0.append((f.timestamp, arrival)) }
+        }
+    }
+
+    /// Frames recorded so far.
+    var count: Int { log.withLock { $0.count } }
+    /// Every frame recorded so far, in arrival order.
+    var all: [(timestamp: Double, arrival: Double)] { log.value }
+}
+
+/// Starts the session on the second device and waits for its first frame, saying which device
+/// failed when it does not start.
+func startSecond(_ ctx: ConformanceContext, _ camera: Camera, recorder: StateRecorder? = nil) async throws {
+    do {
+        try await ctx.startAndWaitForPreview(camera, recorder: recorder)
+    } catch let failure as CheckFailure {
+        throw CheckFailure(reason: "the second device (\(camera.device.id)): \(failure.reason)", file: failure.file, line: failure.line)
+    }
+}
+
+/// Waits until `frames` holds `count` frames after the first `after`; fails naming `what`.
+func expectFrames(_ ctx: ConformanceContext, _ frames: FrameArrivals, _ count: Int, after: Int, _ what: String,
+                  file: String = #fileID, line: Int = #line) async throws {
+    let timeout = ctx.timeout(.seconds(10))
+    let arrived = await waitUntil(timeout: timeout) { frames.count >= after + count }
+    try expect(arrived, "\(what): \(frames.count - after) of \(count) frames within \(String.num(Seconds.of(timeout))) s", file: file, line: line)
+}
+
+/// The session recorded by `recorder` stayed running from snapshot `mark` on, and its frames
+/// from index `from` on have no gap longer than a few frame intervals (five, or 0.2 s, whichever
+/// is longer, stretched by the time scale): `event` did not disturb it.
+func expectUndisturbed(_ ctx: ConformanceContext, _ recorder: StateRecorder, after mark: Int, _ frames: FrameArrivals, from: Int,
+                       _ event: String, file: String = #fileID, line: Int = #line) throws {
+    if let s = recorder.all.dropFirst(mark).first(where: { $0.status != .running }) {
+        throw CheckFailure(reason: "\(event) disturbed the device under test: \(s)", file: file, line: line)
+    }
+    let times = frames.all.dropFirst(max(0, from - 1)).map(\.timestamp)
+    let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+    guard let largest = gaps.max() else { return }
+    let interval = gaps.sorted()[gaps.count / 2]
+    let bound = max(5 * interval, 0.2) * ctx.timeScale
+    try expect(largest <= bound, "\(event): the device under test had a gap of \(String.num(largest)) s between frames (interval \(String.num(interval)) s, bound \(String.num(bound)) s)",
+               file: file, line: line)
+}
