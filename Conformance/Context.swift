@@ -124,10 +124,11 @@ public final class ConformanceContext: Sendable {
     @discardableResult
     public func startAndWaitForPreview(_ camera: Camera, recorder: StateRecorder? = nil) async throws -> CameraState {
         let rec = recorder ?? StateRecorder(camera)
+        let mark = rec.all.count
         camera.start()
         let state = await rec.wait(timeout: timeout(.seconds(15))) { $0.isPreviewActive || $0.status == .error }
         guard let state, state.isPreviewActive else {
-            throw CheckFailure(reason: "no first frame: last state \(camera.currentState)")
+            throw CheckFailure(reason: "no first frame: last state \(camera.currentState); snapshots since start: \(rec.trail(from: mark))")
         }
         return state
     }
@@ -165,13 +166,36 @@ public final class ConformanceContext: Sendable {
 /// (and by its deadline), never by a timer that polls.
 public final class StateRecorder: Sendable {
     private let log = EventLog<CameraState>()
+    /// When each recorded snapshot arrived, in the log's order (for failure reports).
+    private let arrivals = Locked([ContinuousClock.Instant]())
     private let task: Task<Void, Never>
 
     /// Starts recording `camera`'s snapshots, the current one first.
     public init(_ camera: any CameraDevice) {
         let stream = camera.stateUpdates()
         let log = self.log
-        task = Task { for await s in stream { log.append(s) } }
+        let arrivals = self.arrivals
+        task = Task {
+            for await s in stream {
+                arrivals.withLock { $0.append(.now) }
+                log.append(s)
+            }
+        }
+    }
+
+    /// The snapshots recorded from `index` on, each with its status (and preview, error) and
+    /// when it arrived, in seconds after the first of them: what a failure report needs to tell
+    /// a session that said nothing from one that was interrupted and rebound by itself (S8).
+    public func trail(from index: Int = 0) -> String {
+        let states = Array(log.events(from: index))
+        let times = arrivals.withLock { Array($0.dropFirst(max(0, index)).prefix(states.count)) }
+        guard let first = times.first else { return "none" }
+        return zip(states, times).map { s, t in
+            var item = "#\(s.sequence) \(s.status)"
+            if s.isPreviewActive { item += " preview" }
+            if let e = s.error { item += " (\(e))" }
+            return item + " +" + String(format: "%.1f", Seconds.of(t - first)) + " s"
+        }.joined(separator: ", ")
     }
 
     deinit { task.cancel() }

@@ -33,7 +33,7 @@ let lensSelectionArea = Area(name: "Lens selection", checks: [
             let mark = rec.all.count
             cam.setLensSelection(try LensSelection.pin(lens))
             guard let s = await rec.waitForRebind(timeout: ctx.timeout(.seconds(15)), after: mark, { $0.isPreviewActive }) else {
-                throw CheckFailure(reason: "pin \(lens.id) never ran: \(cam.currentState)")
+                throw CheckFailure(reason: "pin \(lens.id) never ran: \(cam.currentState); snapshots since the pin: \(rec.trail(from: mark))")
             }
             try expect(s.activeLens == lens, "active lens \(String(describing: s.activeLens)) after pinning \(lens.id)")
             try expect(s.minZoomRatio == 1 && close(s.maxZoomRatio, min(lens.nativeZoomCeiling, 8)) && s.zoomRatio == 1,
