@@ -18,17 +18,15 @@ struct SilentSourceTests {
     @Test func aRebindThatNeverDeliversIsInterruptedThenRecoveredAgainAndAgain() async throws {
         let backend = SilentAfterFirstBindBackend()
         let cam = Camera(backend: backend, device: backend.device, configuration: Self.configuration)
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
+        let states = StateLog(cam)
         cam.start()
         let active = try #require(await waitFor(states) { $0.isPreviewActive })
         #expect(active.sequence == 3)  // snapshots 1 starting, 2 running, 3 preview
-        let pinned = Date()
+        let pinned = ContinuousClock.now
         cam.setLensSelection(try .pin(backend.device.lenses[0]))
         // Snapshots 4 starting, 5 running (no frame), 6 interrupted, 7 starting, 8 running, 9 interrupted.
         let second = try #require(await waitFor(states, timeout: 20) { $0.sequence > active.sequence && $0.status == .interrupted })
-        let interruptedAfter = Date().timeIntervalSince(pinned)
+        let interruptedAfter = Seconds.of(ContinuousClock.now - pinned)
         let again = try #require(await waitFor(states, timeout: 20) { $0.sequence > second.sequence && $0.status == .interrupted })
         let trail = states.value.filter { $0.sequence > active.sequence && $0.sequence <= again.sequence }
         #expect(trail.map(\.status) == [.starting, .running, .interrupted, .starting, .running, .interrupted])
@@ -48,14 +46,12 @@ struct SilentSourceTests {
     @Test func aFirstBindThatNeverDeliversIsInterruptedAtTheFirstFrameDeadline() async throws {
         let backend = SilentAfterFirstBindBackend(deliveringBinds: 0)
         let cam = Camera(backend: backend, device: backend.device, configuration: Self.configuration)
-        let states = Locked([CameraState]())
-        let stream = cam.stateUpdates()
-        Task { for await s in stream { states.withLock { $0.append(s) } } }
-        let started = Date()
+        let states = StateLog(cam)
+        let started = ContinuousClock.now
         cam.start()
         let running = try #require(await waitFor(states) { $0.status == .running })
         let interrupted = try #require(await waitFor(states, timeout: 20) { $0.status == .interrupted })
-        let after = Date().timeIntervalSince(started)
+        let after = Seconds.of(ContinuousClock.now - started)
         #expect(running.sequence == 2 && interrupted.sequence == 3)
         #expect(after >= 0.45, "interrupted after \(after) s, before the first-frame timeout")
         let rebound = try #require(await waitFor(states, timeout: 20) { $0.sequence > interrupted.sequence && $0.status == .running })
