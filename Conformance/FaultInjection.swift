@@ -305,10 +305,10 @@ public final class WebcamFaultInjector: FaultInjector, Sendable {
             sent += n
         }
         var answer: [UInt8] = []
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = ContinuousClock.now + .seconds(timeout)
         var buf = [UInt8](repeating: 0, count: 256)
         while !answer.contains(UInt8(ascii: "\n")) {
-            let left = deadline.timeIntervalSinceNow
+            let left = Seconds.of(deadline - ContinuousClock.now)
             guard left > 0 else { throw FaultInjectionError("\(name): no answer to '\(command)' within \(String.num(timeout)) s") }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let r = poll(&pfd, 1, Int32(min(left, 1) * 1000) + 1)

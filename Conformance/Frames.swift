@@ -79,17 +79,17 @@ let framesArea = Area(name: "Frames", checks: [
         var frames = stream.makeAsyncIterator()
         var first: (sequence: UInt64, timestamp: Double)?
         var measured = 0.0
-        var arrivals: [Date] = []
+        var arrivals: [ContinuousClock.Instant] = []
         for _ in 0..<3 {  // each frame is let go at once: a held buffer would slow the device
             guard let f = try await frames.next() else { throw CheckFailure(reason: "stream ended before three frames") }
-            arrivals.append(Date())
+            arrivals.append(ContinuousClock.now)
             if let a = first {
                 measured = (f.timestamp - a.timestamp) / Double(max(1, f.sequence - a.sequence))
             } else {
                 first = (f.sequence, f.timestamp)
             }
         }
-        let wallInterval = arrivals[2].timeIntervalSince(arrivals[1])
+        let wallInterval = Seconds.of(arrivals[2] - arrivals[1])
         let interval = max(1 / max(1, cam.streamFormat?.frameRate ?? 30), measured, wallInterval)
         var got: [UInt64] = []
         while let f = try await frames.next() {

@@ -219,9 +219,9 @@ let stateChannelArea = Area(name: "State channel", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let calls = Locked(0)
-        let t0 = Date()
+        let t0 = ContinuousClock.now
         cam.stop { calls.withLock { $0 += 1 } }
-        let returnedIn = Date().timeIntervalSince(t0)
+        let returnedIn = Seconds.of(ContinuousClock.now - t0)
         try expect(returnedIn < 0.05, "stop blocked for \(String.num(returnedIn)) s")
         _ = await rec.wait(timeout: ctx.timeout(.seconds(5))) { $0.isReleased }
         // Deliberate: a second run of the completion is something that must not happen, which no

@@ -198,7 +198,7 @@ public enum ConformanceSuite {
             guard !selected.isEmpty else { continue }
             log("\n\(area.name):")
             for check in selected {
-                let started = Date()
+                let started = ContinuousClock.now
                 let outcome: Outcome
                 var location = (check.file, check.line)
                 let bound = checkBound * timeScale
@@ -218,7 +218,7 @@ public enum ConformanceSuite {
                     log("  \(check.id): cleanup (stopping its cameras) still running after \(Int(bound)) s; abandoned")
                     dumpThreads(reason: "\(check.id) cleanup still running after \(Int(bound)) s")
                 }
-                let duration = Date().timeIntervalSince(started)
+                let duration = Seconds.of(ContinuousClock.now - started)
                 log("  \(check.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(check.title): \(outcome.line)  [\(Int(duration * 1000)) ms]")
                 summary.add(CheckResult(id: check.id, clause: check.clause, area: area.name, title: check.title, outcome: outcome,
                                         duration: duration, file: location.0, line: location.1))

@@ -101,12 +101,12 @@ let zoomArea = Area(name: "Zoom", checks: [
         let rec = StateRecorder(cam)
         try await ctx.startAndWaitForPreview(cam, recorder: rec)
         let mark = rec.all.count
-        let t0 = Date()
+        let t0 = ContinuousClock.now
         cam.rampZoomRatio(2, duration: .milliseconds(400))
         guard await rec.wait(timeout: ctx.timeout(.seconds(3)), after: mark, { close($0.zoomRatio, 2, tolerance: 1e-6) }) != nil else {
             throw CheckFailure(reason: "ramp never reached 2: \(cam.currentState)")
         }
-        let took = Date().timeIntervalSince(t0)
+        let took = Seconds.of(ContinuousClock.now - t0)
         let zooms = rec.all.dropFirst(mark).map(\.zoomRatio)
         try expect(zooms.count >= 4, "only \(zooms.count) steps: \(zooms)")
         try expect(zip(zooms, zooms.dropFirst()).allSatisfy { $1 >= $0 }, "not monotonic: \(zooms)")

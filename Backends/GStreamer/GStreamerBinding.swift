@@ -337,9 +337,9 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     /// Whether the device node at `path` is gone now or within `seconds` (devtmpfs removes it when
     /// the driver unregisters the device, a moment after the stream fails).
     static func nodeVanishes(_ path: String, within seconds: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = ContinuousClock.now + .seconds(seconds)
         while access(path, F_OK) == 0 {
-            if Date() > deadline { return false }
+            if ContinuousClock.now > deadline { return false }
             // devtmpfs removes the node when the driver unregisters the device, with no event
             // here to await: checked every 20 ms, bounded by `seconds`.
             usleep(20_000)

@@ -28,7 +28,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
     init(backend: GStreamerBackend, settleSeconds: Double = 2, handler: @escaping @Sendable (DeviceEvent) -> Void) {
         let names = GStreamerDevices.providerNames
         // Until when to probe the v4l2 provider again (a change under /dev sets it).
-        let rescanUntil = Locked<Date?>(nil)
+        let rescanUntil = Locked<ContinuousClock.Instant?>(nil)
         // Watched before the first probe, so a node appearing in between is probed again too.
         let nodeWatch: DirectoryWatch? =
             names.contains(Self.nodeProvider)
@@ -37,7 +37,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
                 case .created(let name), .deleted(let name):
                     guard name.hasPrefix("video") else { return }
                 }
-                rescanUntil.set(Date(timeIntervalSinceNow: settleSeconds))
+                rescanUntil.set(ContinuousClock.now + .seconds(settleSeconds))
             } : nil
         // Without inotify (no /dev to watch) the v4l2 provider is started like the others: udevd's
         // events, where there are any, are better than no hot-plug at all.
@@ -62,7 +62,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
             var nodes = initialNodes
             while !stopping.value {
                 if let until = rescanUntil.value {
-                    if Date() >= until { rescanUntil.withLock { if $0 == until { $0 = nil } } }
+                    if ContinuousClock.now >= until { rescanUntil.withLock { if $0 == until { $0 = nil } } }
                     let listed = GStreamerDevices.probe(providers: [Self.nodeProvider]).devices
                     let ids = Set(listed.map(\.descriptor.id))
                     for id in nodes.subtracting(ids).sorted() {

@@ -11,7 +11,7 @@ final class VirtualBinding: DriverBinding, Sendable {
         var factor: Double = 1
         var torch = false
         var focusMode: FocusMode = .continuous
-        var pausedUntil: Date?
+        var pausedUntil: ContinuousClock.Instant?
         var stopping = false
         var disconnected = false
         /// Sequence numbers to skip, as a driver dropping frames does (injected, R5).
@@ -74,14 +74,14 @@ final class VirtualBinding: DriverBinding, Sendable {
     private func run() {
         defer { finished.signal() }
         let interval = 1 / max(1, format.frameRate)
-        var next = Date()
+        var next = ContinuousClock.now
         var sequence: UInt64 = 0
         while true {
             if optics.withLock({ $0.stopping || $0.disconnected || $0.streamFailed }) { return }
-            next += interval
-            let wait = next.timeIntervalSinceNow
+            next += .seconds(interval)
+            let wait = Seconds.of(next - ContinuousClock.now)
             // The emulated sensor's frame period (what real hardware takes to expose a frame).
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = ContinuousClock.now }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
             let (o, converging) = optics.withLock { o -> (Optics, Bool) in
@@ -94,7 +94,7 @@ final class VirtualBinding: DriverBinding, Sendable {
             }
             if converging { sink.report(.convergenceChanged) }
             if o.stopping || o.disconnected || o.streamFailed { return }
-            if let until = o.pausedUntil, until > Date() { continue }
+            if let until = o.pausedUntil, until > ContinuousClock.now { continue }
             sequence += 1 + UInt64(o.skipFrames)
             // A buffer the "driver" marks erroneous is never delivered, as the V4L2 backend drops one.
             if o.erroneousFrames > 0 {
@@ -134,7 +134,7 @@ final class VirtualBinding: DriverBinding, Sendable {
             // Exposed before a pause but not yet handed over: the source stopped sending, so the
             // frame is lost (its sequence number reused), never delivered after `pause` returned.
             let handOver = optics.withLock { o -> Bool in
-                if let until = o.pausedUntil, until > Date() { return false }
+                if let until = o.pausedUntil, until > ContinuousClock.now { return false }
                 o.delivering = true
                 return true
             }
@@ -249,12 +249,12 @@ final class VirtualBinding: DriverBinding, Sendable {
     /// Under a sanitizer's slowdown a frame rendered before the pause had arrived 14 ms after it,
     /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
-        optics.withLock { $0.pausedUntil = Date(timeIntervalSinceNow: seconds) }
+        optics.withLock { $0.pausedUntil = ContinuousClock.now + .seconds(seconds) }
         if streamingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) {
-            let deadline = Date(timeIntervalSinceNow: 0.05)
+            let deadline = ContinuousClock.now + .milliseconds(50)
             // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
             // the streaming thread would have to signal on every frame.
-            while optics.withLock({ $0.delivering }) && Date() < deadline { usleep(500) }
+            while optics.withLock({ $0.delivering }) && ContinuousClock.now < deadline { usleep(500) }
         }
         if report { sink.report(.interrupted("virtual source paused for \(seconds) s")) }
     }

@@ -503,7 +503,7 @@ public final class Recording: @unchecked Sendable {
 
     private func startBusThread() {
         let thread = Thread { [self] in
-            var lastStatus = Date.distantPast
+            var lastStatus: ContinuousClock.Instant?
             let types = GstMessageType(rawValue: GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue)
             while true {
                 if let m = gst_bus_timed_pop_filtered(bus, 100_000_000, types) {
@@ -522,8 +522,8 @@ public final class Recording: @unchecked Sendable {
                 let s = state.value
                 if s.result != nil { return }
                 if s.eos && s.ended { return }
-                if Date().timeIntervalSince(lastStatus) >= 0.5, !s.ended {
-                    lastStatus = Date()
+                if lastStatus.map({ ContinuousClock.now - $0 >= .milliseconds(500) }) ?? true, !s.ended {
+                    lastStatus = ContinuousClock.now
                     continuation.yield(.status(stats))
                 }
             }

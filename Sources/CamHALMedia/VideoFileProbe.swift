@@ -25,8 +25,8 @@ public enum VideoFileProbe {
         let bus = gst_element_get_bus(p)
         defer { gst_object_unref(bus) }
         var count = 0
-        let deadline = Date(timeIntervalSinceNow: Seconds.of(timeout))
-        while Date() < deadline {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
             if let m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) {
                 let text = GStreamerRuntime.errorText(m)
                 gst_message_unref(m)

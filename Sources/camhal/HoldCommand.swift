@@ -109,9 +109,9 @@ enum HoldCommand {
         let ready = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             DispatchQueue.global().async {
                 let handle = out.fileHandleForReading
-                let deadline = Date(timeIntervalSinceNow: timeout)
+                let deadline = ContinuousClock.now + .seconds(timeout)
                 var text = ""
-                while Date() < deadline, p.isRunning || !text.isEmpty {
+                while ContinuousClock.now < deadline, p.isRunning || !text.isEmpty {
                     let data = handle.availableData
                     if data.isEmpty { break }
                     text += String(decoding: data, as: UTF8.self)

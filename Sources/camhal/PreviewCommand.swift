@@ -188,7 +188,7 @@ enum PreviewCommand {
         private let camera: Camera
         private let window: PreviewWindow
         private let controls: Controls
-        private let last = Locked<(values: Values?, printed: Date)>((nil, .distantPast))
+        private let last = Locked<(values: Values?, printed: ContinuousClock.Instant?)>((nil, nil))
         private let current = Locked(Values())
 
         init(camera: Camera, window: PreviewWindow, controls: Controls) {
@@ -222,12 +222,12 @@ enum PreviewCommand {
         private func publish() {
             let v = current.value
             guard v.hasFrame else { return }  // nothing to describe before the first frame
-            let now = Date()
+            let now = ContinuousClock.now
             let due = last.withLock { l -> Bool in
                 guard l.values != v else { return false }
                 var settings = v, previous = l.values ?? Values()
                 (settings.fps, settings.drops, previous.fps, previous.drops) = (0, 0, 0, 0)
-                guard l.values == nil || settings != previous || now.timeIntervalSince(l.printed) >= 1 else { return false }
+                guard l.values == nil || settings != previous || l.printed.map { now - $0 >= .seconds(1) } ?? true else { return false }
                 l = (v, now)
                 return true
             }

@@ -120,14 +120,14 @@ final class V4L2DeviceWatch: DeviceWatch, Sendable {
             case .created(let name):
                 guard Self.isVideoNode(name) else { return }
                 let gen = generation.withLock { g -> Int in g[name, default: 0] += 1; return g[name]! }
-                let deadline = Date(timeIntervalSinceNow: settleSeconds)
+                let deadline = ContinuousClock.now + .seconds(settleSeconds)
                 @Sendable func attempt() {
                     // A newer event for the same name (deleted, created again) supersedes this one.
                     guard !cancelled.value, generation.value[name] == gen,
                           access("\(directory)/\(name)", F_OK) == 0 else { return }
                     let devices = describe(name)
                     if devices.isEmpty {
-                        if Date() < deadline { queue.asyncAfter(deadline: .now() + 0.05) { attempt() } }
+                        if ContinuousClock.now < deadline { queue.asyncAfter(deadline: .now() + 0.05) { attempt() } }
                         return
                     }
                     known.withLock { $0[name] = devices.map(\.id) }
