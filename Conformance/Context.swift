@@ -186,7 +186,7 @@ public final class StateRecorder: Sendable {
     /// The snapshots recorded from `index` on, each with its status (and preview, error) and
     /// when it arrived, in seconds after the first of them: what a failure report needs to tell
     /// a session that said nothing from one that was interrupted and rebound by itself (S8).
-    public func trail(from index: Int = 0) -> String {
+    func trail(from index: Int = 0) -> String {
         let states = Array(log.events(from: index))
         let times = arrivals.withLock { Array($0.dropFirst(max(0, index)).prefix(states.count)) }
         guard let first = times.first else { return "none" }
