@@ -15,9 +15,9 @@ func waitFor(
 }
 
 /// A session on a fresh virtual backend (isolated from other tests) that records its snapshots.
-func makeSession(_ deviceID: String = "virtual-back") throws -> (Camera, StateLog, VirtualBackend) {
+func makeSession(_ deviceID: String = "virtual-back", configuration: Camera.Configuration = .init()) throws -> (Camera, StateLog, VirtualBackend) {
     let backend = VirtualBackend()
-    let camera = Camera(backend: backend, device: try backend.device(id: deviceID))
+    let camera = Camera(backend: backend, device: try backend.device(id: deviceID), configuration: configuration)
     return (camera, StateLog(camera), backend)
 }
 
