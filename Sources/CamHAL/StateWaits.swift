@@ -4,7 +4,12 @@ extension CameraDevice {
     /// `stateUpdates()`, which opens with the current snapshot and then brings each transition.
     /// Nil when none came within `timeout` (no limit when nil), the stream ended, or the waiting
     /// task was cancelled (then at once).
-    package func firstState(
+    ///
+    /// ```swift
+    /// camera.start()
+    /// let ready = await camera.firstState(within: .seconds(5)) { $0.isPreviewActive || $0.status == .error }
+    /// ```
+    public func firstState(
         within timeout: Duration?, where predicate: @escaping @Sendable (CameraState) -> Bool
     ) async -> CameraState? {
         let states = stateUpdates()
