@@ -227,7 +227,7 @@ enum PreviewCommand {
                 guard l.values != v else { return false }
                 var settings = v, previous = l.values ?? Values()
                 (settings.fps, settings.drops, previous.fps, previous.drops) = (0, 0, 0, 0)
-                guard l.values == nil || settings != previous || l.printed.map { now - $0 >= .seconds(1) } ?? true else { return false }
+                guard l.values == nil || settings != previous || l.printed.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
                 l = (v, now)
                 return true
             }
