@@ -161,9 +161,16 @@ struct MultiWebcamTests {
         let tolerance = FrameSynchronizer<UInt64>.unlockedTolerance(frameRate: rate)
         let sync = Mutex(FrameSynchronizer<UInt64>(streams: 2, tolerance: tolerance))
         let skews = Mutex([Double]())
+        // Signalled once, when the 300th set forms (the sink's thread), so the test awaits it.
+        let enough = DispatchSemaphore(value: 0)
         @Sendable func record(_ sets: [SynchronizedSet<UInt64>]) {
             let ms = sets.map { s in Double(s.skew.components.attoseconds) * 1e-15 + Double(s.skew.components.seconds) * 1e3 }
-            skews.withLock { $0 += ms }
+            let reached = skews.withLock { s -> Bool in
+                let before = s.count
+                s += ms
+                return before < 300 && s.count >= 300
+            }
+            if reached { enough.signal() }
         }
         // Per stream: first and last frame timestamp, for the rate the webcam really delivered.
         let spans = Mutex([(first: Double, last: Double)?](repeating: nil, count: 2))
@@ -183,8 +190,7 @@ struct MultiWebcamTests {
         try b1.startStreaming()
         // 300 sets: one incomplete set is a third of a percent, so 99% is judged on more than
         // the odd set.
-        let deadline = Date().addingTimeInterval(45)
-        while skews.withLock({ $0.count }) < 300, Date() < deadline { usleep(20_000) }
+        _ = enough.wait(timeout: .now() + 45)
         // The reference camera stops first: the other's frames after that are outside the overlap.
         b0.close()
         record(sync.withLock { $0.finish(stream: 0) })
