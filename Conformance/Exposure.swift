@@ -5,19 +5,19 @@ import Foundation
 private func probeDuration(_ r: ClosedRange<Duration>) -> Duration { min(max(.milliseconds(10), r.lowerBound), r.upperBound) }
 
 /// Durations match within the device's resolution (V4L2: 100 µs) and 2%.
-private func sameDuration(_ a: Duration?, _ b: Duration) -> Bool {
+func sameDuration(_ a: Duration?, _ b: Duration) -> Bool {
     guard let a else { return false }
     return (a > b ? a - b : b - a) <= ExposureMath.v4l2UnitDuration + b * 0.02
 }
 
 /// The manual value a check sets: a duration where the device takes one, else a gain.
-private struct ManualProbe {
+struct ManualProbe {
     let name: String
     let set: (Camera) -> Void
     let matches: (ExposureSettings?) -> Bool
 }
 
-private func manualProbe(_ e: ExposureCapabilities?) -> ManualProbe? {
+func manualProbe(_ e: ExposureCapabilities?) -> ManualProbe? {
     guard let e, e.modes.contains(.manual) else { return nil }
     if let d = e.durationRange {
         let t = probeDuration(d)

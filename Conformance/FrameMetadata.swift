@@ -28,6 +28,28 @@ let frameMetadataArea = Area(name: "Frame metadata", checks: [
             let shown = 1 / (m.deviceCrop.width * m.frameCrop.width)
             try expect(close(shown, factor, tolerance: 0.03), "device crop \(m.deviceCrop.width) × frame crop \(m.frameCrop.width) is \(shown)x, zoom needs \(factor)x on \(lens.id)")
         }
+        // What the frame was exposed with: after a manual exposure is applied, frames report the
+        // applied duration (or gain), from the device's own per-frame report where it has one
+        // (libcamera's request metadata, the virtual camera) or the value the session applied.
+        // A sensor may take effect a few frames late (libcamera delays controls to the frame
+        // they reach), so the report may follow within 4 frames of the generation.
+        if let probe = manualProbe(ctx.device.exposure) {
+            probe.set(cam)
+            let generation = cam.requestedSettingsGeneration
+            var frame: Frame? = try await cam.frame(atGeneration: generation, timeout: ctx.timeout(.seconds(10)))
+            let applied = cam.currentState.exposure
+            let stream = cam.frames()
+            var reported: [String] = []
+            for _ in 0..<5 {
+                guard let fr = frame else { break }
+                let md = fr.metadata
+                if let d = applied?.duration, probe.name.hasPrefix("setExposureDuration"), sameDuration(md.exposureDuration, d) { return .ok }
+                if let g = applied?.gain, probe.name.hasPrefix("setExposureGain"), let mg = md.gain, abs(mg - g) <= max(1, 0.02 * g) { return .ok }
+                reported.append("#\(fr.sequence): \(md.exposureDuration.map { "\($0)" } ?? "no duration"), gain \(md.gain.map { String.num($0) } ?? "none")")
+                frame = await stream.next(timeout: ctx.timeout(.seconds(2)))
+            }
+            throw CheckFailure(reason: "after \(probe.name) (state: \(String(describing: applied))), frames report \(reported.joined(separator: "; "))")
+        }
         return .ok
     },
     // M2: awaiting the first frame of a settings generation replaces a sleep: the frame shows the

@@ -28,7 +28,7 @@ enum DocSnippets {
             if state.isPreviewActive { break }               // first frame arrived
         }
         for try await frame in camera.frames(policy: .keepOnlyLatest) {   // zero-copy; ends on stop, throws the failure
-            // frame.planes, frame.visibleRect (the zoom crop), frame.metadata (lens, zoom, crops, torch...)
+            print(frame.sequence, frame.visibleRect)        // also frame.planes, frame.metadata (lens, zoom, crops, torch...)
             break
         }
         camera.setZoomRatio(3)

@@ -413,6 +413,12 @@ struct camhal_lc_session {
             c.crop_height = r->height;
         }
         if (auto s = meta.get(controls::AfState)) c.af_state = *s;
+        c.exposure_time_us = -1;
+        c.analogue_gain = -1;
+        c.colour_temperature = -1;
+        if (auto e = meta.get(controls::ExposureTime)) c.exposure_time_us = *e;
+        if (auto g = meta.get(controls::AnalogueGain)) c.analogue_gain = *g;
+        if (auto t = meta.get(controls::ColourTemperature)) c.colour_temperature = *t;
         {
             std::map<unsigned int, Numbers> values;
             for (const auto &e : meta) {

@@ -137,6 +137,11 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
             sequence: c.sequence, timestamp: Double(c.timestamp_ns) / 1e9, sensorCrop: crop,
             onRelease: { handle.requeue(index) })
+        // Per-request metadata: what this frame was taken with, where the pipeline reports it
+        // (nil otherwise; the session then fills in the values it set).
+        if c.exposure_time_us >= 0 { frame.metadata.exposureDuration = .microseconds(Int(c.exposure_time_us)) }
+        if c.analogue_gain >= 0 { frame.metadata.gain = Double(c.analogue_gain) }
+        if c.colour_temperature >= 0 { frame.metadata.whiteBalanceTemperature = Double(c.colour_temperature) }
         sink.deliver(frame)
     }
 

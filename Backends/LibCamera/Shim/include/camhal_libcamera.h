@@ -136,6 +136,12 @@ typedef struct camhal_lc_completion {
     uint32_t crop_width, crop_height;
     /// AfState from metadata, -1 when absent.
     int32_t af_state;
+    /// What this frame was taken with, from the request's metadata: ExposureTime in
+    /// microseconds, AnalogueGain, ColourTemperature in kelvin; each -1 when the pipeline does
+    /// not report it.
+    int32_t exposure_time_us;
+    float analogue_gain;
+    int32_t colour_temperature;
 } camhal_lc_completion;
 
 typedef void (*camhal_lc_frame_fn)(void *ctx, const camhal_lc_completion *c);
