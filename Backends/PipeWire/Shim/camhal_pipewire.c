@@ -1166,12 +1166,20 @@ static const struct pw_stream_events stream_events = {
 
 static void stream_teardown(camhal_pw_stream *s) {
     camhal_pw_conn *c = s->conn;
-    pw_thread_loop_stop(c->loop);
+    // The stream is destroyed while the thread loop still runs, under its lock, as GStreamer's
+    // pipewiresrc does, and only then is the loop stopped. pw_stream_destroy deactivates the
+    // stream's node, which waits for the loop to run an invoke; with the loop already stopped
+    // that wait never ended (seen in a VM run: a close blocked for good in
+    // pw_impl_node_set_active, and the camera's session queue with it). Lock order: callers
+    // may hold s->mutex, which comes before the loop lock.
     if (s->stream) {
+        pw_thread_loop_lock(c->loop);
         spa_hook_remove(&s->listener);
         pw_stream_destroy(s->stream);
         s->stream = NULL;
+        pw_thread_loop_unlock(c->loop);
     }
+    pw_thread_loop_stop(c->loop);
     // PipeWire's reference on the buffers it did not report removed; held ones keep their mapping.
     for (int i = 0; i < s->n_all; i++) {
         s->all[i]->in_pw = 0;
