@@ -154,7 +154,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }
     }
 
-    /// Waits on the bus for end-of-stream and errors until `close()`, 100 ms at a time.
+    /// Waits on the bus for end-of-stream and errors until `close()`, which wakes it with an
+    /// application message (the 100 ms poll is a bound, not the usual way out).
     private func watchBus() {
         defer { finished.signal() }
         let bus = gst_element_get_bus(pipeline)
@@ -284,13 +285,16 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     ///
     /// Never hangs: a delivery in progress ends once it sees `stopping` (a back-pressured one is
     /// woken by `outstanding.stop()`), and later samples are dropped, so no frame is delivered after
-    /// this returns; the bus thread waits 100 ms at a time; the NULL state change runs on a
+    /// this returns; the bus thread is woken at once; the NULL state change runs on a
     /// helper thread and is waited for at most `closeTimeout` seconds. A source stuck in its stop
     /// (seen with libcamerasrc) is then left to finish in the background, where the pipeline is
     /// dropped and `onReleased` runs when it does; a line on stderr says so.
     func close() {
         guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
+        // The bus thread sees `stopping` now rather than at its poll's next 100 ms timeout, which
+        // every close used to wait out (most of a one-photo command's time after the photo).
+        camhal_gst_bus_wake(pipeline)
         outstanding.stop()
         // Only values, not self: close() also runs from deinit.
         let owned = Teardown(pipeline: GstPointer(value: pipeline), appsink: GstPointer(value: appsink), crop: crop, onReleased: onReleased)

@@ -177,8 +177,17 @@ static inline GstDevice *camhal_gst_device(gpointer p) { return GST_DEVICE(p); }
 static inline GstMessage *camhal_gst_bus_pop(GstBus *bus, GstClockTime timeout, GstMessageType types) {
     return gst_bus_timed_pop_filtered(bus, timeout, types);
 }
+/// The messages a stream's bus thread waits for; APPLICATION is the wake-up camhal_gst_bus_wake posts.
 static inline GstMessageType camhal_gst_message_types_stream(void) {
-    return (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_WARNING);
+    return (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_WARNING | GST_MESSAGE_APPLICATION);
+}
+/// Wakes a thread waiting in gst_bus_timed_pop_filtered on `element`'s bus (for APPLICATION
+/// messages), so a close need not wait out the poll's timeout.
+static inline void camhal_gst_bus_wake(GstElement *element) {
+    GstBus *bus = gst_element_get_bus(element);
+    if (!bus) return;
+    gst_bus_post(bus, gst_message_new_application(GST_OBJECT(element), gst_structure_new_empty("camhal-wake")));
+    gst_object_unref(bus);
 }
 static inline GstMessageType camhal_gst_message_types_devices(void) {
     return (GstMessageType)(GST_MESSAGE_DEVICE_ADDED | GST_MESSAGE_DEVICE_REMOVED);
