@@ -94,6 +94,20 @@ public final class GStreamerBackend: CameraBackend, Sendable {
         return out
     }
 
+    /// The device with this ID. The test source and the sources added to this backend are
+    /// described without running GStreamer's device monitor (which starts every device provider:
+    /// V4L2, PipeWire, libcamera, the udev scan), so opening them costs only what their own
+    /// pipeline needs; any other ID is looked up among `devices()`.
+    public func device(id: String) throws(CameraError) -> DeviceDescriptor {
+        if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
+        if id == GStreamerDevices.testSourceID, includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
+            return GStreamerDevices.testDescriptor
+        }
+        if let s = extra.withLock({ $0 }).first(where: { $0.deviceID == id }) { return s.descriptor }
+        guard let d = try devices().first(where: { $0.id == id }) else { throw .unknownDevice(id: id, backend: identifier) }
+        return d
+    }
+
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         let id = request.device.id
