@@ -70,16 +70,23 @@ public protocol DeviceWatch: AnyObject, Sendable {
     func cancel()
 }
 
-/// A device watch that runs `body` on a thread of its own (D3). `body` polls its event source in
-/// short slices and returns once `isCancelled()` is true; `cancel()` (also run on deinit) returns
-/// when it has.
+/// A device watch that runs `body` on a thread of its own (D3). `body` waits on its event source
+/// and returns once `isCancelled()` is true; `cancel()` (also run on deinit) sets that, runs
+/// `wake` to end the wait in progress, and returns when `body` has.
 public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     private let stopping = Locked(false)
     private let cancelled = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    private let wake: @Sendable () -> Void
 
     /// Starts the thread, named `name`.
-    public init(name: String, _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> Void) {
+    /// - Parameters:
+    ///   - wake: ends the wait `body` is in (writes the eventfd it polls, signals its condition),
+    ///     so that a cancel, which every session's stop makes, does not wait out the wait's
+    ///     timeout. Without one, `body` must wait in short slices.
+    public init(name: String, wake: @escaping @Sendable () -> Void = {},
+                _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> Void) {
+        self.wake = wake
         let stopping = self.stopping, finished = self.finished
         startThread(name: name) {
             defer { finished.signal() }
@@ -91,6 +98,7 @@ public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     public func cancel() {
         guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
+        wake()
         finished.wait()
     }
 

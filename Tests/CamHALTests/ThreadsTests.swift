@@ -67,5 +67,24 @@ struct ThreadsTests {
         let after = precise()
         #expect(coarse - before > -0.05 && coarse <= after, "coarse \(coarse), precise \(before)...\(after)")
     }
-}
 
+    /// A device watch's cancel runs its wake, which ends a wait that has no timeout of its own;
+    /// would catch a cancel that only sets the flag and so waits for the body's next poll
+    /// timeout (every session's stop paid it) or, as here, for ever.
+    @Test("ThreadDeviceWatch.cancel wakes a body waiting without a timeout")
+    func watchCancelWakes() async {
+        let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        let watch = ThreadDeviceWatch(name: "camhal.test.watch", wake: { gate.signal() }) { isCancelled in
+            started.signal()
+            while !isCancelled() { gate.wait() }
+        }
+        let cancelled: Bool? = await within(30) {
+            await offPool {
+                started.wait()
+                watch.cancel()
+                return true
+            }
+        }
+        #expect(cancelled == true, "cancel did not return within 30 s: the body's wait was never woken")
+    }
+}

@@ -127,6 +127,8 @@ struct camhal_pw_conn {
     struct spa_list nodes;
     struct spa_list events;
     int watching;
+    /// Set by camhal_pw_conn_wake: the watch using this connection is ending.
+    int woken;
     int lost;
     int lost_reported;
     char *lost_reason;
@@ -442,7 +444,7 @@ int camhal_pw_conn_next_event(camhal_pw_conn *c, int timeout_ms, camhal_pw_event
     pw_thread_loop_lock(c->loop);
     struct timespec abs;
     pw_thread_loop_get_time(c->loop, &abs, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
-    while (spa_list_is_empty(&c->events)) {
+    while (spa_list_is_empty(&c->events) && !c->woken) {
         if (pw_thread_loop_timed_wait_full(c->loop, &abs) == -ETIMEDOUT) break;
     }
     if (!spa_list_is_empty(&c->events)) {
@@ -881,9 +883,16 @@ int camhal_pw_conn_watch_props(camhal_pw_conn *c, uint32_t id) {
     return r;
 }
 
+void camhal_pw_conn_wake(camhal_pw_conn *c) {
+    pw_thread_loop_lock(c->loop);
+    c->woken = 1;
+    pw_thread_loop_signal(c->loop, false);
+    pw_thread_loop_unlock(c->loop);
+}
+
 int camhal_pw_conn_next_props(camhal_pw_conn *c, int timeout_ms, camhal_pw_prop *out, int max) {
     pw_thread_loop_lock(c->loop);
-    int r = WAIT_FOR(c, timeout_ms, c->props_serial != c->props_seen);
+    int r = WAIT_FOR(c, timeout_ms, c->props_serial != c->props_seen || c->woken);
     int n = r == -EPIPE ? -EPIPE : c->props_serial != c->props_seen ? take_props_locked(c, out, max) : -ETIMEDOUT;
     pw_thread_loop_unlock(c->loop);
     return n;

@@ -2,6 +2,7 @@
 import CamHAL
 import CamHALPipeWireShim
 import Foundation
+import Synchronization
 
 /// Hot-plug from the registry: a camera node's global added or removed (D3), on a connection of
 /// its own. When the daemon goes away every listed camera is reported removed, and the watch
@@ -10,7 +11,8 @@ enum PipeWireDeviceWatch {
     static func start(backend: PipeWireBackend, handler: @escaping @Sendable (DeviceEvent) -> Void) -> ThreadDeviceWatch {
         // The devices present now are not events; only changes after this call are.
         let initial = Set(((try? backend.devices()) ?? []).map(\.id))
-        return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch") { isCancelled in
+        let waits = Waits()
+        return ThreadDeviceWatch(name: "camhal.pipewire.devicewatch", wake: waits.wake) { isCancelled in
             var present = initial
             var connection: PipeWireConnection?
             var nodes: [UInt32: PipeWireNode] = [:]
@@ -22,11 +24,12 @@ enum PipeWireDeviceWatch {
                         for gone in present { handler(.removed(id: gone)) }
                         present = []
                         // Retry: no daemon to hear from yet; connect again every 0.5 s.
-                        usleep(500_000)
+                        _ = waits.retry.wait(timeout: .now() + 0.5)
                         continue
                     }
                     camhal_pw_conn_watch(c.handle)
                     connection = c
+                    waits.connection.withLock { $0 = c }
                     nodes = Dictionary(c.nodes().filter(\.isCamera).map { ($0.globalID, $0) }, uniquingKeysWith: { a, _ in a })
                     // What appeared or vanished while there was no connection.
                     let now = Set(nodes.values.map(id(of:)))
@@ -62,6 +65,18 @@ enum PipeWireDeviceWatch {
                 default:
                     continue
                 }
+            }
+        }
+    }
+
+    /// What a cancel wakes: the retry pause while there is no daemon, and the connection's event wait.
+    private final class Waits: Sendable {
+        let retry = DispatchSemaphore(value: 0)
+        let connection = Mutex<PipeWireConnection?>(nil)
+        var wake: @Sendable () -> Void {
+            { [self] in
+                retry.signal()
+                if let c = connection.withLock({ $0 }) { camhal_pw_conn_wake(c.handle) }
             }
         }
     }

@@ -170,14 +170,18 @@ final class V4L2ControlDriver: DeviceControlDriver {
         var subscribed: [UInt32: DeviceControl] = [:]
         for c in controls where V4L2Binding.subscribeControlEvents(fd, c.id) { subscribed[c.id] = c }
         guard !subscribed.isEmpty else { return nil }
-        let box = WatchState(fd: fd, controls: subscribed)
-        return ThreadDeviceWatch(name: "camhal.v4l2.controls.\(node)") { [self] isCancelled in
-            var pfd = pollfd(fd: box.fd.raw, events: Int16(POLLPRI), revents: 0)
+        let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wake >= 0 else { return nil }
+        let box = WatchState(fd: fd, wakeFD: wake, controls: subscribed)
+        // The cancel that every session's stop makes writes the eventfd the thread polls beside
+        // the device: a timed poll made each stop wait out its slice (up to 100 ms).
+        return ThreadDeviceWatch(name: "camhal.v4l2.controls.\(node)", wake: box.wake) { [self] isCancelled in
+            var pfd = [pollfd(fd: box.fd.raw, events: Int16(POLLPRI), revents: 0), pollfd(fd: box.wakeFD, events: Int16(POLLIN), revents: 0)]
             while !isCancelled() {
-                let r = poll(&pfd, 1, 100)
+                let r = poll(&pfd, 2, 1000)
                 if r < 0 && errno != EINTR { return }
-                guard r > 0 else { continue }
-                if pfd.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd.revents & Int16(POLLPRI) == 0 { return }
+                guard r > 0, pfd[1].revents == 0 else { continue }
+                if pfd[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd[0].revents & Int16(POLLPRI) == 0 { return }
                 var ev = camhal_ctrl_event()
                 while true {
                     let got = camhal_dqevent_ctrl(box.fd.raw, &ev)
@@ -189,14 +193,26 @@ final class V4L2ControlDriver: DeviceControlDriver {
         }
     }
 
-    /// The watch thread's own descriptor and its view of each control.
-    // @unchecked: confined to the watch thread, which alone reads and writes `controls`.
+    /// The watch thread's own descriptor, its wake-up eventfd and its view of each control.
+    // @unchecked: `controls` is confined to the watch thread, which alone reads and writes it;
+    // `wakeFD` is written by `wake` on the cancelling thread, and closed only when both closures
+    // holding this state are gone, so its number cannot belong to another file by then.
     private final class WatchState: @unchecked Sendable {
         let fd: DeviceFD
+        let wakeFD: Int32
         var controls: [UInt32: DeviceControl]
-        init(fd: DeviceFD, controls: [UInt32: DeviceControl]) {
+        init(fd: DeviceFD, wakeFD: Int32, controls: [UInt32: DeviceControl]) {
             self.fd = fd
+            self.wakeFD = wakeFD
             self.controls = controls
+        }
+        deinit { Glibc.close(wakeFD) }
+
+        var wake: @Sendable () -> Void {
+            { [self] in
+                var one: UInt64 = 1
+                _ = Glibc.write(wakeFD, &one, 8)
+            }
         }
 
         /// The control after event `ev`, or nil when nothing this API shows changed.

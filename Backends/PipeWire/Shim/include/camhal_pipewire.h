@@ -133,6 +133,10 @@ void camhal_pw_conn_watch(camhal_pw_conn *c);
 /// Waits up to `timeout_ms` for the next event; CAMHAL_PW_EV_NONE on timeout. LOST is returned
 /// once, when the daemon goes away.
 int camhal_pw_conn_next_event(camhal_pw_conn *c, int timeout_ms, camhal_pw_event *ev);
+/// Ends every wait in camhal_pw_conn_next_event and camhal_pw_conn_next_props at once, now and
+/// later (they return what they have, or nothing): a watch's cancel calls it so that it does not
+/// wait out the poll's timeout. Any thread.
+void camhal_pw_conn_wake(camhal_pw_conn *c);
 
 /// A capture stream from one node, on its own connection.
 typedef struct camhal_pw_stream camhal_pw_stream;
