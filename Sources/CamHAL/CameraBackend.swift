@@ -31,8 +31,10 @@ public enum DeviceEvent: Sendable, Hashable {
 /// in `Camera`; a backend only says what the hardware has and does what it is told.
 ///
 /// An app lists devices and opens a `Camera` on a backend. Implementing one (`bind(_:sink:)`,
-/// `DriverBinding`, `DriverSink`...) is the backend-author interface, `@_spi(Backend)`: a backend
-/// module writes `@_spi(Backend) import CamHAL` (docs/BACKENDS.md, "Writing a backend").
+/// `DriverBinding`, `DriverSink`...) is the backend-author interface, `@_spi(Backend)`: a module
+/// that conforms a type to `CameraBackend` writes `@_spi(Backend) import CamHAL` (without it the
+/// `bind(_:sink:)` requirement's default is out of sight too, so the type does not conform; see
+/// docs/BACKENDS.md, "Writing a backend").
 public protocol CameraBackend: Sendable {
     /// Short lowercase identifier (`v4l2`, `gstreamer`, `libcamera`, `virtual`).
     var identifier: String { get }
@@ -42,9 +44,9 @@ public protocol CameraBackend: Sendable {
     func devices() throws(CameraError) -> [DeviceDescriptor]
     /// Opens `request.device` and starts streaming into `sink`. Throws `CameraError` (busy,
     /// permissionDenied, disconnected, configurationFailed...). Must not block for long: a device
-    /// held elsewhere is reported as busy within a second (R4). Backend-author interface: the
-    /// default throws `unsupported`, so a backend written without `@_spi(Backend) import CamHAL`
-    /// lists devices but cannot open them.
+    /// held elsewhere is reported as busy within a second (R4). Backend-author interface
+    /// (`@_spi(Backend)`); the default throws `unsupported`, so a backend that only lists devices
+    /// may leave it out.
     @_spi(Backend)
     func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding
     /// Starts reporting hot-plug events; returns nil when the backend cannot watch (D3).
@@ -56,12 +58,11 @@ public protocol CameraBackend: Sendable {
 
 @_spi(Backend)
 extension CameraBackend {
-    /// The default for a backend that does not implement binding (one written without
-    /// `@_spi(Backend) import CamHAL`, which cannot name `BindRequest`): every open fails, saying so.
+    /// The default for a backend that does not implement binding: every open fails, saying so.
+    /// (It is what makes an `@_spi` requirement possible: a protocol requirement out of some
+    /// clients' sight needs a default.)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
-        throw CameraError.unsupported(
-            "backend \(identifier) does not implement bind(_:sink:), so it cannot open \(request.device.id) "
-                + "(a backend implements it with `@_spi(Backend) import CamHAL`)")
+        throw CameraError.unsupported("backend \(identifier) does not implement bind(_:sink:): it cannot open \(request.device.id)")
     }
 }
 
