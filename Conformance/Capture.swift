@@ -1,6 +1,6 @@
 #if Media
 @_spi(Testing) import CamHAL
-import CamHALMedia
+@_spi(Backend) import CamHALMedia
 import Foundation
 
 /// Photo, recording and analysis: C1, C2, C3 (CamHALMedia on frames from any backend).

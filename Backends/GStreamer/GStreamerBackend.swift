@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import CamHAL
+@_spi(Backend) import CamHAL
 import Foundation
 import Synchronization
 
@@ -108,6 +108,7 @@ public final class GStreamerBackend: CameraBackend, Sendable {
         return d
     }
 
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         let id = request.device.id

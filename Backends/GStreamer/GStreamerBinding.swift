@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import CamHAL
+@_spi(Backend) import CamHAL
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import Foundation
 
 /// A live camera that shows one fixed picture at a steady frame rate: every frame shares the
@@ -35,6 +35,7 @@ public final class FixedImageBackend: CameraBackend, Sendable {
 
     public func availability() -> BackendAvailability { .available }
     public func devices() throws(CameraError) -> [DeviceDescriptor] { [descriptor] }
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         FixedImageBinding(picture: picture, frameRate: frameRate, sink: sink)
     }

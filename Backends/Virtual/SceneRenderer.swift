@@ -15,6 +15,9 @@ import Foundation
 ///   the default exposure (factor 1) renders the position encoding unchanged;
 /// - white balance casts colour: a temperature below the scene's illuminant adds to U (B) and
 ///   takes from V (bluer), above it the reverse (warmer); at the illuminant there is no cast.
+///
+/// The virtual backend's own renderer, not for apps: `@_spi(Backend) import CamHALVirtual` sees it.
+@_spi(Backend)
 public enum SceneRenderer {
     /// Half-width of the world the ultra-wide lens sees at 1x: the encoding's full scale.
     public static let worldHalfWidth = 2.0

@@ -1,4 +1,4 @@
-@_spi(Testing) import CamHAL
+@_spi(Testing) @_spi(Backend) import CamHAL
 import Foundation
 import Synchronization
 
@@ -77,6 +77,7 @@ public final class VirtualBackend: CameraBackend, Sendable {
         return Self.descriptors(frameRate: frameRate).filter { !(s[$0.id]?.disconnected ?? false) }
     }
 
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         let id = request.device.id
         guard Self.descriptors().contains(where: { $0.id == id }) else {

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-@_spi(Testing) import CamHAL
+@_spi(Testing) @_spi(Backend) import CamHAL
 import Foundation
 import Synchronization
 
@@ -89,7 +89,9 @@ struct VirtualControlDriver: DeviceControlDriver {
     }
 }
 
+@_spi(Backend)
 extension VirtualBackend: DeviceControlBackend {
+    @_spi(Backend)
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         guard Self.descriptors().contains(where: { $0.id == device.id }) else {
             throw CameraError.unknownDevice(id: device.id, backend: identifier)

@@ -29,6 +29,12 @@ public enum DeviceEvent: Sendable, Hashable {
 /// A camera backend: the thin, driver-facing part (enumerate, open, configure, stream, raw controls,
 /// crop). The contract's semantics (state machine, zoom math, persistence, ramps, pins) live once
 /// in `Camera`; a backend only says what the hardware has and does what it is told.
+///
+/// An app lists devices and opens a `Camera` on a backend. Implementing one (`bind(_:sink:)`,
+/// `DriverBinding`, `DriverSink`...) is the backend-author interface, `@_spi(Backend)`: a module
+/// that conforms a type to `CameraBackend` writes `@_spi(Backend) import CamHAL` (without it the
+/// `bind(_:sink:)` requirement's default is out of sight too, so the type does not conform; see
+/// docs/BACKENDS.md, "Writing a backend").
 public protocol CameraBackend: Sendable {
     /// Short lowercase identifier (`v4l2`, `gstreamer`, `libcamera`, `virtual`).
     var identifier: String { get }
@@ -38,13 +44,26 @@ public protocol CameraBackend: Sendable {
     func devices() throws(CameraError) -> [DeviceDescriptor]
     /// Opens `request.device` and starts streaming into `sink`. Throws `CameraError` (busy,
     /// permissionDenied, disconnected, configurationFailed...). Must not block for long: a device
-    /// held elsewhere is reported as busy within a second (R4).
+    /// held elsewhere is reported as busy within a second (R4). Backend-author interface
+    /// (`@_spi(Backend)`); the default throws `unsupported`, so a backend that only lists devices
+    /// may leave it out.
+    @_spi(Backend)
     func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding
     /// Starts reporting hot-plug events; returns nil when the backend cannot watch (D3).
     func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)?
     /// The device with this ID, or `CameraError.unknownDevice` naming it (B2). The default lists
     /// every device; a backend that can describe one device alone does so (opening is faster).
     func device(id: String) throws(CameraError) -> DeviceDescriptor
+}
+
+@_spi(Backend)
+extension CameraBackend {
+    /// The default for a backend that does not implement binding: every open fails, saying so.
+    /// (It is what makes an `@_spi` requirement possible: a protocol requirement out of some
+    /// clients' sight needs a default.)
+    public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
+        throw CameraError.unsupported("backend \(identifier) does not implement bind(_:sink:): it cannot open \(request.device.id)")
+    }
 }
 
 extension CameraBackend {
@@ -72,7 +91,9 @@ public protocol DeviceWatch: AnyObject, Sendable {
 
 /// A device watch that runs `body` on a thread of its own (D3). `body` waits on its event source
 /// and returns once `isCancelled()` is true; `cancel()` (also run on deinit) sets that, runs
-/// `wake` to end the wait in progress, and returns when `body` has.
+/// `wake` to end the wait in progress, and returns when `body` has. Backend-author interface:
+/// `@_spi(Backend) import CamHAL` sees it.
+@_spi(Backend)
 public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     private let stopping = Locked(false)
     private let cancelled = Locked(false)
@@ -105,7 +126,9 @@ public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     deinit { cancel() }
 }
 
-/// What the core asks a backend to bind.
+/// What the core asks a backend to bind. Backend-author interface: `@_spi(Backend) import CamHAL`
+/// sees it.
+@_spi(Backend)
 public struct BindRequest: Sendable {
     /// The device to open, as the backend enumerated it.
     public var device: DeviceDescriptor
@@ -121,7 +144,9 @@ public struct BindRequest: Sendable {
     }
 }
 
-/// What a driver did with a zoom request.
+/// What a driver did with a zoom request. Backend-author interface: `@_spi(Backend) import CamHAL`
+/// sees it.
+@_spi(Backend)
 public enum ZoomApplication: Sendable, Hashable {
     /// The device applied this crop factor (optically, or by a sensor/ISP crop); the core crops
     /// the rest (requested / applied) in the frame path.
@@ -133,7 +158,8 @@ public enum ZoomApplication: Sendable, Hashable {
 /// One open device. `CameraBackend.bind` opens and configures it; the core then applies the
 /// session's desired controls and calls `startStreaming()`, so the first frame already shows them
 /// (P1) and no control write waits behind a running stream. Calls come from the session's queue,
-/// one at a time.
+/// one at a time. Backend-author interface: `@_spi(Backend) import CamHAL` sees it.
+@_spi(Backend)
 public protocol DriverBinding: AnyObject, Sendable {
     /// The format really negotiated.
     var format: StreamFormat { get }
@@ -186,6 +212,7 @@ extension CameraBackend {
     }
 }
 
+@_spi(Backend)
 extension DriverBinding {
     /// A binding that streams from `bind` on: nothing left to start.
     public func startStreaming() throws(CameraError) {}
@@ -199,7 +226,9 @@ extension DriverBinding {
     public var convergence: Convergence { .unknown }
 }
 
-/// Where a driver delivers frames and events. Thread-safe; call from any thread.
+/// Where a driver delivers frames and events. Thread-safe; call from any thread. Backend-author
+/// interface: `@_spi(Backend) import CamHAL` sees it.
+@_spi(Backend)
 public final class DriverSink: Sendable {
     let frameHandler: @Sendable (Frame) -> Void
     let eventHandler: @Sendable (DriverEvent) -> Void
@@ -216,7 +245,9 @@ public final class DriverSink: Sendable {
     public func report(_ event: DriverEvent) { eventHandler(event) }
 }
 
-/// Something a driver noticed while streaming.
+/// Something a driver noticed while streaming. Backend-author interface: `@_spi(Backend) import
+/// CamHAL` sees it.
+@_spi(Backend)
 public enum DriverEvent: Sendable, Hashable {
     /// Frames stopped for a known reason (device suspended, source paused); recovery is expected.
     case interrupted(String)
@@ -244,7 +275,10 @@ public enum DriverEvent: Sendable, Hashable {
     case frameDiscarded(sequence: UInt64, reason: FrameDiscardReason)
 }
 
-/// Why a frame the driver made never reached the app.
+/// Why a frame the driver made never reached the app (`DriverEvent.frameDiscarded`; the app sees
+/// the counts in `Camera.FrameStatistics`). Backend-author interface: `@_spi(Backend) import CamHAL`
+/// sees it.
+@_spi(Backend)
 public enum FrameDiscardReason: Sendable, Hashable {
     /// The driver handed its buffer back marked erroneous (V4L2_BUF_FLAG_ERROR).
     case errorFlagged

@@ -410,6 +410,8 @@ public struct DeviceControlChange: Sendable, Hashable, CustomStringConvertible {
 
 /// A backend's access to one device's raw controls: the thin, driver-facing part. It lists,
 /// reads and writes; `DeviceControls` does the contract's checks before any write.
+/// Backend-author interface: `@_spi(Backend) import CamHAL` sees it.
+@_spi(Backend)
 public protocol DeviceControlDriver: Sendable {
     /// Every control in the driver's order (control classes skipped: they name `group`), each
     /// with its current value. Disabled controls are left out.
@@ -428,12 +430,16 @@ public protocol DeviceControlDriver: Sendable {
     var reportsExternalChanges: Bool { get }
 }
 
+@_spi(Backend)
 extension DeviceControlDriver {
     /// Drivers report other processes' changes unless they say otherwise.
     public var reportsExternalChanges: Bool { true }
 }
 
 /// A backend whose devices have raw controls. Backends that are not have none (an empty list).
+/// Backend-author interface: `@_spi(Backend) import CamHAL` sees it; an app reads the controls
+/// with `CameraBackend.deviceControls(for:)`.
+@_spi(Backend)
 public protocol DeviceControlBackend: CameraBackend {
     /// The raw controls of `device`. Costs no streaming; works whether or not a session runs.
     func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver
@@ -450,6 +456,8 @@ public protocol ExternalControlWriter: Sendable {
 }
 
 /// The controls of a device without any (a test source, a network camera): an empty list, not an error.
+/// Backend-author interface: `@_spi(Backend) import CamHAL` sees it.
+@_spi(Backend)
 public struct NoDeviceControls: DeviceControlDriver {
     /// Creates the empty control set.
     public init() {}
@@ -484,7 +492,9 @@ public final class DeviceControls: Sendable {
     /// The descriptors from the last listing, by name (a write re-asks the one control it touches).
     private let known = Locked<[String: DeviceControl]?>(nil)
 
-    /// Creates the controls of `device`, listed, read and written through `driver`.
+    /// Creates the controls of `device`, listed, read and written through `driver`. Backend-author
+    /// interface (an app gets them from `CameraBackend.deviceControls(for:)`).
+    @_spi(Backend)
     public init(device: DeviceDescriptor, driver: any DeviceControlDriver) {
         self.device = device
         self.driver = driver

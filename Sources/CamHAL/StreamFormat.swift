@@ -93,9 +93,11 @@ public struct StreamRequest: Sendable, Hashable, Codable {
     }
 }
 
+@_spi(Backend)
 extension StreamRequest {
     /// The rate to ask for among `format`'s offered rates: the offered rate closest to the
-    /// request, else the highest; 0 when the device does not say.
+    /// request, else the highest; 0 when the device does not say. Backend-author interface (a
+    /// backend's bind asks the device for it): `@_spi(Backend) import CamHAL` sees it.
     public func frameRate(in format: FormatDescription) -> Double {
         guard let highest = format.frameRates.first else { return 0 }
         guard let want = frameRate else { return highest }

@@ -1,6 +1,8 @@
 #if Media
 /// Byte-level JPEG surgery: EXIF APP1 insertion and Huffman-table repair for MJPEG pass-through
-/// (no re-encoding).
+/// (no re-encoding). The photo path's own codec internals, not for apps (a `Photo` carries its
+/// EXIF already): `@_spi(Backend) import CamHALMedia` sees it.
+@_spi(Backend)
 public enum JPEGSegments {
     /// Every marker segment (marker included) with `marker` before the first SOS.
     static func segments(of jpeg: [UInt8], marker: UInt8) -> [[UInt8]] {

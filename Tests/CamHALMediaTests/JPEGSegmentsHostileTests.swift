@@ -1,5 +1,5 @@
 #if Media
-import CamHALMedia
+@_spi(Backend) import CamHALMedia
 import Testing
 
 /// JPEG segment surgery on truncated or hostile MJPEG frames (cases found by

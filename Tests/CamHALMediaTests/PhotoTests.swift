@@ -1,6 +1,6 @@
 #if Media
 @_spi(Testing) import CamHAL
-import CamHALMedia
+@_spi(Backend) import CamHALMedia
 import CamHALTestSupport
 @_spi(Testing) import CamHALVirtual
 import Foundation

@@ -2,7 +2,7 @@ import CamHALTestSupport
 @_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
-@_spi(Testing) @testable import CamHAL
+@_spi(Testing) @_spi(Backend) @testable import CamHAL
 
 /// The first snapshot `states` recorded from `index` on that satisfies `predicate`, awaited (each
 /// snapshot wakes the wait), within `timeout` seconds the cooperative pool could run (`within`):

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @_spi(Testing) @testable import CamHAL
-@_spi(Testing) @testable import CamHALVirtual
+@_spi(Testing) @_spi(Backend) @testable import CamHALVirtual
 
 /// Metering regions (A1–A7): the pure validation, capability cutting and view-to-lens mapping,
 /// the virtual sensor's metered auto exposure, and the session's handling of the setters.

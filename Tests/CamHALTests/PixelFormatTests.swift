@@ -2,7 +2,7 @@ import CamHALTestSupport
 import CamHALVirtual
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Backend) @testable import CamHAL
 
 @Suite("Pixel formats: FourCC text and the format a session streams")
 struct PixelFormatTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Backend) @testable import CamHAL
 
 /// The session logic that is already a pure value, tested alone: no threads, no sleeps, no clock
 /// but the one passed in.

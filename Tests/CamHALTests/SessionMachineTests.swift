@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Backend) @testable import CamHAL
 
 /// The session's lifecycle machine alone: events in, state and actions out. No threads, no
 /// device, no sleeps; the clock is the monotonic seconds each test passes in.

@@ -1,7 +1,7 @@
 import CamHALTestSupport
 import Foundation
 import Testing
-@_spi(Testing) @testable import CamHAL
+@_spi(Testing) @_spi(Backend) @testable import CamHAL
 
 /// A source that streams on its first binding and never delivers a frame on any later one, with
 /// no error and no event: what PipeWire 0.3.65's libcamera node did in the VM after a rebind (a

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALBackends
 import CamHALTestSupport
 import CamHALVirtual

@@ -1,5 +1,5 @@
 #if GStreamer
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALGStreamer
 import CamHALTestSupport
 import Foundation

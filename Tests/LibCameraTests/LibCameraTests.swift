@@ -1,5 +1,5 @@
 #if LibCamera
-import CamHAL
+@_spi(Backend) import CamHAL
 @testable import CamHALLibCamera
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import Foundation
 @testable import CamHALV4L2
 import CV4L2

@@ -1,5 +1,5 @@
 #if LibCamera
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALLibcameraShim
 import Dispatch
 import Synchronization
@@ -132,6 +132,7 @@ public final class LibCameraBackend: CameraBackend, Sendable {
             antiFlickerModes: nil)  // libcamera 0.0.3 has no flicker control (AeFlickerMode came in 0.2)
     }
 
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         if let reason = LibCameraManager.start() { throw CameraError.backendUnavailable(backend: identifier, reason: reason) }
         let id = request.device.id

@@ -1,5 +1,5 @@
 #if LibCamera
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALLibcameraShim
 import Foundation
 import Synchronization

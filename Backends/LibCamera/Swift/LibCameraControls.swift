@@ -1,5 +1,5 @@
 #if LibCamera
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALLibcameraShim
 import CamHALV4L2
 import Foundation
@@ -102,9 +102,11 @@ final class LibCameraControlWatchers: Sendable {
     }
 }
 
+@_spi(Backend)
 extension LibCameraBackend: DeviceControlBackend {
     /// The raw controls of a libcamera camera (X1): its ControlInfoMap, no acquire needed; the
     /// controls a CamHAL setter drives on it are owned (X6).
+    @_spi(Backend)
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         if let reason = LibCameraManager.start() { throw CameraError.backendUnavailable(backend: identifier, reason: reason) }
         guard let info = try LibCameraManager.cameras().first(where: { $0.id == device.id }) else {

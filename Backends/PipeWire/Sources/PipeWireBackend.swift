@@ -1,5 +1,5 @@
 #if PipeWire
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
@@ -183,6 +183,7 @@ public final class PipeWireBackend: CameraBackend, Sendable {
         return d
     }
 
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         let id = request.device.id
         // The node comes from this backend's own listing, never from the descriptor's details.

@@ -1,5 +1,5 @@
 #if PipeWire
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation

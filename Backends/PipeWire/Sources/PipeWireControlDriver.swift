@@ -1,5 +1,5 @@
 #if PipeWire
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import Foundation
@@ -112,9 +112,11 @@ final class PipeWireControlDriver: DeviceControlDriver {
     }
 }
 
+@_spi(Backend)
 extension PipeWireBackend: DeviceControlBackend {
     /// The raw controls of a PipeWire camera node (X1): its PropInfo params, set through its Props
     /// param; the controls a CamHAL setter drives are owned (X6). A node without controls has none.
+    @_spi(Backend)
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         guard device.backend == identifier else { throw .unknownDevice(id: device.id, backend: identifier) }
         return try PipeWireControlDriver(backend: self, device: device)

@@ -1,5 +1,5 @@
 #if PipeWire
-import CamHAL
+@_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import Foundation
 import Synchronization

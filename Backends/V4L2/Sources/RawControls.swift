@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import CV4L2
 import FoundationEssentials
 import Glibc
@@ -245,13 +245,16 @@ final class V4L2ControlDriver: DeviceControlDriver {
     }
 }
 
+@_spi(Backend)
 extension V4L2Backend: DeviceControlBackend {
     /// The raw controls of the V4L2 node at `node`, for another backend streaming it (GStreamer's
     /// v4l2src): the same driver as this backend's own devices, `device` naming it in errors.
+    @_spi(Backend)
     public static func controlDriver(node: String, device: DeviceDescriptor) -> any DeviceControlDriver {
         V4L2ControlDriver(device: device, node: node)
     }
 
+    @_spi(Backend)
     public func controlDriver(for device: DeviceDescriptor) throws(CameraError) -> any DeviceControlDriver {
         let (device, node) = try resolve(device)
         return V4L2ControlDriver(device: device, node: node)

@@ -1,4 +1,4 @@
-import CamHAL
+@_spi(Backend) import CamHAL
 import CV4L2
 import Glibc
 
@@ -92,6 +92,7 @@ public final class V4L2Backend: CameraBackend, Sendable {
         return found
     }
 
+    @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         let (device, node) = try resolve(request.device)
         return try V4L2Binding.open(device: device, node: node, request: request, sink: sink)

@@ -1,4 +1,4 @@
-@testable import CamHALMedia
+@_spi(Backend) @testable import CamHALMedia
 
 /// libFuzzer entry: JPEG/EXIF segment parsing of an MJPEG frame.
 @_cdecl("LLVMFuzzerTestOneInput")
