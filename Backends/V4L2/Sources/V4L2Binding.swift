@@ -103,8 +103,10 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// The negotiated FourCC and field, for a refused STREAMON's message.
     private let fourCC: UInt32
     private let field: UInt32
-    /// Every format the device offers, for a bandwidth refusal's alternatives.
-    private let offeredFormats: [FormatDescription]
+    /// The device as described, for a bandwidth refusal's alternatives: its formats are read only
+    /// then, since listing every size and rate (thousands of driver calls on vivid) is what the
+    /// lazily listed formats keep off the way to the first frame; reading them here at bind did it.
+    private let device: DeviceDescriptor
     /// Tells an unplug from other stream errors (uvcvideo's EINVAL, POLLERR).
     private let presence: NodePresence
     /// How ZOOM_ABSOLUTE values read back in control events map to zoom factors.
@@ -124,7 +126,7 @@ final class V4L2Binding: DriverBinding, Sendable {
     ) {
         self.fourCC = fourCC
         self.field = field
-        self.offeredFormats = device.formats
+        self.device = device
         self.deviceID = device.id
         self.node = node
         self.core = core
@@ -268,7 +270,7 @@ final class V4L2Binding: DriverBinding, Sendable {
             try core.fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
         } catch {
             throw error.streamOnError(
-                device: deviceID, node: node, descriptor: core.fd.raw, requested: format, offered: offeredFormats, field: field)
+                device: deviceID, node: node, descriptor: core.fd.raw, requested: format, offered: device.formats, field: field)
         }
         core.markStreaming()
         started.withLock { $0 = true }
