@@ -1,6 +1,6 @@
-@_spi(Testing) import CamHAL
+@_spi(Testing) @_spi(Backend) import CamHAL
 import CamHALConformance
-@_spi(Testing) import CamHALVirtual
+@_spi(Testing) @_spi(Backend) import CamHALVirtual
 import Testing
 
 /// Three virtual cameras behind one backend: an instance of the virtual camera has two devices,
