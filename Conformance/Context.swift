@@ -20,35 +20,43 @@ public final class ConformanceContext: Sendable {
     public let holder: ProcessHolder?
     /// Makes the device fail on demand (unplug, stall...), where it can be made to.
     public let faults: (any FaultInjector)?
-    /// A second device of the same backend, for the checks of several cameras at once (J1-J4);
-    /// nil when there is none (those checks then skip). Re-read after a check unplugged and
-    /// replugged it, as `device` is.
-    public var secondDevice: DeviceDescriptor? { second.withLock { $0 } }
-    /// Makes the second device fail on demand, where it can be made to.
-    let secondFaults: (any FaultInjector)?
+    /// The other devices of the same backend, for the checks of several cameras at once (J1-J4):
+    /// they stream all at once beside the device under test; empty when there is none (those
+    /// checks then skip). Each is re-read after a check unplugged and replugged it, as `device` is.
+    public var otherDevices: [DeviceDescriptor] { others.withLock { $0 } }
+    /// The first of `otherDevices`: with two devices in all, the only one J streams beside the
+    /// device under test.
+    public var secondDevice: DeviceDescriptor? { otherDevices.first }
+    /// Makes each of `otherDevices` fail on demand, where it can be made to (same order).
+    let otherFaults: [(any FaultInjector)?]
     private let current: Mutex<DeviceDescriptor>
-    private let second: Mutex<DeviceDescriptor?>
+    private let others: Mutex<[DeviceDescriptor]>
     private let opened = Mutex([Camera]())
-    /// Whether a check took the second device's injector: the clean-up then restores it.
-    private let secondFaulted = Mutex(false)
+    /// Which of `otherDevices` a check took the injector of: the clean-up then restores it.
+    private let otherFaulted = Mutex<Int?>(nil)
 
     init(backend: any CameraBackend, device: DeviceDescriptor, timeScale: Double, holder: ProcessHolder?, faults: (any FaultInjector)?,
-         secondDevice: DeviceDescriptor? = nil, secondFaults: (any FaultInjector)? = nil) {
+         otherDevices: [DeviceDescriptor] = [], otherFaults: [(any FaultInjector)?] = []) {
         self.backend = backend
         self.current = Mutex(device)
-        self.second = Mutex(secondDevice)
-        self.secondFaults = secondFaults
+        self.others = Mutex(otherDevices)
+        self.otherFaults = otherDevices.indices.map { $0 < otherFaults.count ? otherFaults[$0] : nil }
         self.timeScale = timeScale
         self.holder = holder
         self.faults = faults
     }
 
-    /// The second device's injector when it can make every fault of `kinds`, else nil; the
-    /// clean-up after the check puts that device back (replugs it).
-    func secondInjector(for kinds: DeviceFault.Kind...) -> (any FaultInjector)? {
-        guard let secondFaults, kinds.allSatisfy(secondFaults.supports) else { return nil }
-        secondFaulted.withLock { $0 = true }
-        return secondFaults
+    /// The first of `otherDevices` whose injector can make every fault of `kinds`: its index
+    /// there and the injector; nil when none can. The clean-up after the check puts that device
+    /// back (replugs it).
+    func otherInjector(for kinds: DeviceFault.Kind...) -> (index: Int, faults: any FaultInjector)? {
+        for (i, f) in otherFaults.enumerated() {
+            if let f, kinds.allSatisfy(f.supports) {
+                otherFaulted.withLock { $0 = i }
+                return (i, f)
+            }
+        }
+        return nil
     }
 
     /// The injector when it can make every fault of `kinds`, else nil.
@@ -152,10 +160,10 @@ public final class ConformanceContext: Sendable {
         if let faults, await faults.restore() {
             _ = try? await waitForDeviceListed(timeout: timeout(.seconds(10)))
         }
-        if secondFaulted.withLock({ $0 }), let secondFaults, let id = secondDevice?.id {
-            secondFaulted.withLock { $0 = false }
-            if await secondFaults.restore(), let d = try? await waitForListed(id: id, timeout: timeout(.seconds(10))) {
-                second.withLock { $0 = d }
+        if let i = otherFaulted.withLock({ f -> Int? in defer { f = nil }; return f }), let faults = otherFaults[i] {
+            let id = otherDevices[i].id
+            if await faults.restore(), let d = try? await waitForListed(id: id, timeout: timeout(.seconds(10))) {
+                others.withLock { $0[i] = d }
             }
         }
     }

@@ -146,6 +146,29 @@ public enum ConformanceSuite {
             }
     }
 
+    /// Every device the checks of several cameras at once (J1-J4) stream at once beside `device`:
+    /// `secondDevice(for:among:)` first, then each further device of `devices` in the same order
+    /// (after `device`, wrapping around) that is of the same kind and lists a format, and that
+    /// shares neither a V4L2 node nor a media graph with `device` or one taken before it (vimc's
+    /// capture nodes hang off one sensor pipeline, and a node streams one input at a time). Empty
+    /// when there is no second device; with two devices in all, the second alone.
+    public static func otherDevices(for device: DeviceDescriptor, among devices: [DeviceDescriptor]) -> [DeviceDescriptor] {
+        guard let second = secondDevice(for: device, among: devices), let i = devices.firstIndex(where: { $0.id == device.id }) else { return [] }
+        var taken = [second]
+        var nodes = Set([device, second].compactMap(v4l2Node(of:)))
+        var graphs = Set([device, second].compactMap { $0.details["media"] })
+        for d in (1..<devices.count).map({ devices[(i + $0) % devices.count] }) {
+            guard d.id != device.id, !taken.contains(where: { $0.id == d.id }), d.isTestSource == device.isTestSource,
+                  !d.formats.isEmpty || device.formats.isEmpty else { continue }
+            if let n = v4l2Node(of: d), nodes.contains(n) { continue }
+            if let g = d.details["media"], graphs.contains(g) { continue }
+            taken.append(d)
+            if let n = v4l2Node(of: d) { nodes.insert(n) }
+            if let g = d.details["media"] { graphs.insert(g) }
+        }
+        return taken
+    }
+
     /// Whether `check` is selected by `only`: its ID (`Z4a`), its clause (`Z4`) or its clause
     /// family (`Z`); every check when `only` is nil.
     public static func selects(_ only: Set<String>?, _ check: Check) -> Bool {
@@ -174,24 +197,31 @@ public enum ConformanceSuite {
     ///   - faults: makes the device fail on demand for D3, S7, S8, P1b and C2b; by default
     ///     `FaultInjectors.forDevice` (the backend's test hooks, or an emulated webcam's socket).
     ///   - secondDevice: another device of `backend`, which the checks of several cameras at once
-    ///     (J1-J4) stream beside `device`; nil makes them skip ("needs two devices"). Its faults
-    ///     (J4 unplugs it) come from `FaultInjectors.forDevice`.
+    ///     (J1-J4) stream beside `device`; nil with no `otherDevices` makes them skip ("needs two
+    ///     devices"). Its faults (J4 unplugs it) come from `FaultInjectors.forDevice`.
+    ///   - otherDevices: further devices of `backend` J streams at once beside `device`, after
+    ///     `secondDevice` (`otherDevices(for:among:)` picks every one that can); J4 unplugs the
+    ///     first of all of them that `FaultInjectors.forDevice` can unplug.
     public static func run(
         backend: any CameraBackend, device: DeviceDescriptor, only: Set<String>? = nil,
         timeScale: Double = 1, extraAreas: [Area] = [],
         log: @Sendable (String) -> Void = { print($0) }, holder: ProcessHolder? = nil,
-        faults: (any FaultInjector)? = nil, secondDevice: DeviceDescriptor? = nil
+        faults: (any FaultInjector)? = nil, secondDevice: DeviceDescriptor? = nil, otherDevices: [DeviceDescriptor] = []
     ) async -> Summary {
         var summary = Summary()
         let injector = faults ?? FaultInjectors.forDevice(device, of: backend)
-        let second = secondDevice.flatMap { $0.id == device.id ? nil : $0 }
+        var others: [DeviceDescriptor] = []
+        for d in (secondDevice.map { [$0] } ?? []) + otherDevices where d.id != device.id && !others.contains(where: { $0.id == d.id }) {
+            others.append(d)
+        }
         let context = ConformanceContext(
             backend: backend, device: device, timeScale: timeScale, holder: holder, faults: injector,
-            secondDevice: second, secondFaults: second.flatMap { FaultInjectors.forDevice($0, of: backend) })
+            otherDevices: others, otherFaults: others.map { FaultInjectors.forDevice($0, of: backend) })
         log("Conformance of \(backend.identifier) device \(device.id) '\(device.name)'")
         if let injector { log("faults injected through \(injector.name): \(injector.supportedFaults.map(\.rawValue).sorted().joined(separator: ", "))") }
-        if let second, checks.contains(where: { $0.clause.hasPrefix("J") && selects(only, $0) }) {
-            log("second device (several cameras at once): \(second.id) '\(second.name)'")
+        if !others.isEmpty, checks.contains(where: { $0.clause.hasPrefix("J") && selects(only, $0) }) {
+            let listed = others.map { "\($0.id) '\($0.name)'" }.joined(separator: ", ")
+            log(others.count == 1 ? "second device (several cameras at once): \(listed)" : "other devices (several cameras at once, \(others.count + 1) streaming): \(listed)")
         }
         for area in areas + extraAreas {
             let selected = area.checks.filter { selects(only, $0) }

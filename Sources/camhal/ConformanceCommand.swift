@@ -10,15 +10,17 @@ enum ConformanceCommand {
     static let verb = Verb(
         name: "conformance", summary: "run the contract's conformance checks against a device",
         usage: """
-            usage: camhal conformance [--backend B] [--device ID] [--second-device ID|none] [--clauses S,Z4a,...]
+            usage: camhal conformance [--backend B] [--device ID] [--second-device ID[,ID...]|none] [--clauses S,Z4a,...]
                                       [--time-scale X] [--json] [--junit FILE [--overwrite]] [--list]
               --backend B      backend to test (default: every available backend, each device)
               --device ID      one device (default: every device of the backend(s))
-              --second-device ID  the device the checks of several cameras at once (J) stream beside
-                               the one tested (default: the backend's next device of the same
-                               kind, camera or test source, not another input of the same node;
-                               `none`: those checks skip); over every device of a backend they
-                               run once, with the first device that has a second
+              --second-device ID[,ID...]  the devices the checks of several cameras at once (J)
+                               stream, all at once, beside the one tested (default: every other
+                               device of the backend of the same kind, camera or test source,
+                               that lists a format and shares no V4L2 node or media graph with
+                               one taken, the next one in the listing first; `none`: those checks
+                               skip); over every device of a backend they run once, with the
+                               first device that has another
               --clauses LIST   clause families (S), clauses (Z4) or checks (Z4a), comma-separated
                                (--only is the same)
               --time-scale X   stretch every timeout by X, greater than 0, at most 1000 (a
@@ -70,7 +72,7 @@ enum ConformanceCommand {
                 guard selection?.isEmpty == false else { continue }
             }
             let s = await ConformanceSuite.run(backend: t.backend, device: t.device, only: selection, timeScale: scale, log: log,
-                                               holder: HoldCommand.holder, secondDevice: t.second)
+                                               holder: HoldCommand.holder, otherDevices: t.others)
             report.add(backend: t.backend.identifier, device: t.device, summary: s)
             if !t.runsMulti { log("(the checks of several cameras at once, J, run with one device of \(t.backend.identifier) only)") }
             log("")
@@ -101,39 +103,47 @@ enum ConformanceCommand {
         Set(ConformanceSuite.checks.filter { ConformanceSuite.selects(only, $0) && !$0.clause.hasPrefix("J") }.map(\.id))
     }
 
-    /// One device to test, with the second device the checks of several cameras at once stream
+    /// One device to test, with the other devices the checks of several cameras at once stream
     /// beside it, and whether they run with it.
     struct Target {
         let backend: any CameraBackend
         let device: DeviceDescriptor
-        let second: DeviceDescriptor?
+        let others: [DeviceDescriptor]
         let runsMulti: Bool
     }
 
-    /// The second device for `device` among `devices` (its backend's listing): `--second-device`
-    /// when given (`none`: no second device), else the next other device in the listing
-    /// (`ConformanceSuite.secondDevice(for:among:)`); nil when the backend lists no other.
-    static func second(for device: DeviceDescriptor, in devices: [DeviceDescriptor], _ a: Arguments, backend: String) throws -> DeviceDescriptor? {
-        if let id = a["second-device"] {
-            if id == "none" { return nil }
-            if let d = devices.first(where: { $0.id == id }), d.id != device.id {
-                return d
+    /// The other devices for `device` among `devices` (its backend's listing): `--second-device`'s
+    /// list when given (`none`: no other device), else every device that can stream beside it
+    /// (`ConformanceSuite.otherDevices(for:among:)`); empty when the backend lists no other.
+    static func others(for device: DeviceDescriptor, in devices: [DeviceDescriptor], _ a: Arguments, backend: String) throws -> [DeviceDescriptor] {
+        if let list = a["second-device"] {
+            if list == "none" { return [] }
+            let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !ids.isEmpty else { throw UsageError("option --second-device: '\(list)' names no device") }
+            if ids.contains("none") { throw UsageError("option --second-device: 'none' stands alone, not in a list") }
+            var found: [DeviceDescriptor] = []
+            for id in ids {
+                if let d = devices.first(where: { $0.id == id }), d.id != device.id {
+                    if !found.contains(where: { $0.id == id }) { found.append(d) }
+                    continue
+                }
+                if id == device.id, a["device"] != nil {
+                    throw UsageError("option --second-device: '\(id)' is the device under test; name another")
+                }
+                // Over several backends the IDs are one backend's: the others take their own devices.
+                if id != device.id, a["device"] != nil || a["backend"] != nil, !devices.contains(where: { $0.id == id }) {
+                    throw CameraError.unknownDevice(id: id, backend: backend)
+                }
             }
-            if id == device.id, a["device"] != nil {
-                throw UsageError("option --second-device: '\(id)' is the device under test; name another")
-            }
-            // Over several backends the ID is one backend's: the others take their next device.
-            if id != device.id, a["device"] != nil || a["backend"] != nil, !devices.contains(where: { $0.id == id }) {
-                throw CameraError.unknownDevice(id: id, backend: backend)
-            }
+            if !found.isEmpty { return found }
         }
-        return ConformanceSuite.secondDevice(for: device, among: devices)
+        return ConformanceSuite.otherDevices(for: device, among: devices)
     }
 
     /// The devices to test: `--backend`/`--device` when given, else every device of every
     /// available backend. An unavailable backend is skipped (recorded) unless named with --backend.
     /// Over every device of a backend the checks of several cameras at once run once, with the
-    /// first device that has a second one.
+    /// first device that has another one.
     static func targets(_ a: Arguments, skipped: inout [ConformanceReport.SkippedBackend]) throws -> [Target] {
         let registry = try CLI.registry()
         let backends: [any CameraBackend] = if let name = a["backend"] { [try registry.backend(name)] } else { registry.ordered.compactMap(\.backend) }
@@ -154,15 +164,15 @@ enum ConformanceCommand {
             }
             if let id = a["device"] {
                 for d in devices where d.id == id {
-                    targets.append(Target(backend: b, device: d, second: try second(for: d, in: devices, a, backend: b.identifier), runsMulti: true))
+                    targets.append(Target(backend: b, device: d, others: try others(for: d, in: devices, a, backend: b.identifier), runsMulti: true))
                 }
             } else {
                 // The checks of several cameras at once run once: with the first device that has
-                // a second one (else the first, where they skip saying why).
-                let seconds = try devices.map { try second(for: $0, in: devices, a, backend: b.identifier) }
-                let multi = seconds.firstIndex { $0 != nil } ?? 0
+                // another one (else the first, where they skip saying why).
+                let beside = try devices.map { try others(for: $0, in: devices, a, backend: b.identifier) }
+                let multi = beside.firstIndex { !$0.isEmpty } ?? 0
                 for (i, d) in devices.enumerated() {
-                    targets.append(Target(backend: b, device: d, second: i == multi ? seconds[i] : nil, runsMulti: i == multi))
+                    targets.append(Target(backend: b, device: d, others: i == multi ? beside[i] : [], runsMulti: i == multi))
                 }
             }
         }

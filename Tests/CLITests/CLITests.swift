@@ -75,6 +75,8 @@ extension CamhalBinaryTests {
             (["conformance", "--backend", "nosuch"], "'nosuch'"),
             (["conformance", "--clauses", "S5,NOPE"], "'NOPE'"),
             (["conformance", "--clauses", " , "], "' , '"),
+            (["conformance", "--backend", "virtual", "--second-device", " , "], "' , ' names no device"),
+            (["conformance", "--backend", "virtual", "--second-device", "none,virtual-front"], "'none' stands alone"),
             // Numbers: one decimal parser with each option's range; huge values are out of range,
             // not a trap (hold and watch crashed on a Double past UInt64), and never read as hex.
             (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "2e10"], "'2e10' is out of range (0...1e9 seconds)"),
