@@ -74,7 +74,8 @@ struct ThreadsTests {
     @Test("ThreadDeviceWatch.cancel wakes a body waiting without a timeout")
     func watchCancelWakes() async {
         let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
-        let watch = ThreadDeviceWatch(name: "camhal.test.watch", wake: { gate.signal() }) { isCancelled in
+        let wake: @Sendable () -> Void = { gate.signal() }
+        let watch = ThreadDeviceWatch(name: "camhal.test.watch", wake: wake) { isCancelled in
             started.signal()
             while !isCancelled() { gate.wait() }
         }

@@ -91,7 +91,8 @@ final class PipeWireControlDriver: DeviceControlDriver {
         else { return nil }
         let initial = Dictionary(descriptors(current, serial: node.serial).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let scheme = current
-        return ThreadDeviceWatch(name: "camhal.pipewire.controls.\(device.id)", wake: { camhal_pw_conn_wake(connection.handle) }) { isCancelled in
+        let wake: @Sendable () -> Void = { camhal_pw_conn_wake(connection.handle) }
+        return ThreadDeviceWatch(name: "camhal.pipewire.controls.\(device.id)", wake: wake) { isCancelled in
             var known = initial
             var raw = [camhal_pw_prop](repeating: camhal_pw_prop(), count: 96)
             while !isCancelled() {
