@@ -147,14 +147,23 @@ struct GStreamerBackendTests {
             await camera.stop()
         }
         await cycle()  // GStreamer's one-time allocations (clock, thread pools)
-        let before = openFDs()
-        for _ in 0..<6 { await cycle() }
-        var after = openFDs()
-        for _ in 0..<20 where after > before {
-            try await Task.sleep(nanoseconds: 100_000_000)
-            after = openFDs()
+        // The count is the process's, and swift test runs other suites in parallel (PipeWire's
+        // open connections, conformance runs open cameras): one measurement can see their
+        // descriptors (CI saw 54 before, 69 after). A leak shows in every attempt, since each
+        // takes its own baseline and adds 6 cycles; another test's descriptors rarely in three.
+        var attempts: [String] = []
+        for _ in 0..<3 {
+            let before = openFDs()
+            for _ in 0..<6 { await cycle() }
+            var after = openFDs()
+            for _ in 0..<20 where after > before {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                after = openFDs()
+            }
+            if after <= before { return }
+            attempts.append("\(before) → \(after)")
         }
-        #expect(after <= before, "fds before \(before), after 6 cycles \(after)")
+        Issue.record("open descriptors grew over 6 start/stop cycles in each of 3 attempts: \(attempts.joined(separator: ", "))")
     }
 
     @Test func fileWritingDescriptionIsRefusedNamingTheElement() throws {
