@@ -2,6 +2,7 @@
 import CamHAL
 import CamHALPipeWire
 import Foundation
+import CamHALTestSupport
 import Testing
 
 /// Every PipeWire suite, one test at a time: the leak checks count the backend's native objects
@@ -159,17 +160,12 @@ final class BackendTests {
             await camera.stop()
         }
         await cycle()
-        let before = openFDs(), objects = PipeWireBackend.liveNativeObjects
-        for _ in 0..<5 { await cycle() }
-        #expect(PipeWireBackend.liveNativeObjects == objects, "native objects \(objects) → \(PipeWireBackend.liveNativeObjects)")
+        let objects = PipeWireBackend.liveNativeObjects
         // Descriptors are counted process-wide, and other suites open and close theirs meanwhile
-        // (swift test runs suites in parallel): a leak stays, their noise goes, so let it settle.
-        var after = openFDs()
-        for _ in 0..<50 where after > before + 2 {
-            try? await Task.sleep(nanoseconds: 100_000_000)
-            after = openFDs()
-        }
-        #expect(after <= before + 2, "fds \(before) → \(after)")
+        // (swift test runs suites in parallel): a leak shows in every attempt, their noise not.
+        let growth = await descriptorGrowth(settle: .seconds(5)) { for _ in 0..<5 { await cycle() } }
+        #expect(PipeWireBackend.liveNativeObjects == objects, "native objects \(objects) → \(PipeWireBackend.liveNativeObjects)")
+        #expect(growth == nil, "open descriptors grew over 5 start/stop cycles in every attempt: \(growth ?? "")")
     }
 
     @Test func hotPlugAddsAndRemovesNodes() async throws {
@@ -265,5 +261,4 @@ struct DaemonSourceTests {
 
 }
 
-func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
 #endif

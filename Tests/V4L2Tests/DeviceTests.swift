@@ -2,6 +2,7 @@
 @testable import CamHALV4L2
 import Foundation
 import Glibc
+import CamHALTestSupport
 import Testing
 
 /// Tests against real V4L2 drivers. On a machine without /dev/video* they are skipped (the
@@ -30,7 +31,6 @@ final class Collector: @unchecked Sendable {
     }
 }
 
-private func openFDs() -> Int { listDirectory("/proc/self/fd").count }
 
 private func device(_ match: (DeviceDescriptor) -> Bool) -> DeviceDescriptor? {
     (try? V4L2Backend().devices())?.first(where: match)
