@@ -367,38 +367,6 @@ final class SlowStartBackend: CameraBackend, @unchecked Sendable {
     func availability() -> BackendAvailability { .available }
     func devices() throws(CameraError) -> [DeviceDescriptor] { [device] }
     func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
-        Binding(sink: sink, firstFrameDelay: firstFrameDelay, frames: frames)
-    }
-
-    final class Binding: DriverBinding, @unchecked Sendable {
-        let format = StreamFormat(pixelFormat: .yuyv, width: 64, height: 48, frameRate: 100)
-        let closing = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let closed = Locked(false)
-        /// Frame memory for every binding, never freed: a frame may outlive its binding.
-        nonisolated(unsafe) static let memory = UnsafeMutableRawPointer.allocate(byteCount: 64 * 48 * 2, alignment: 16)
-
-        init(sink: DriverSink, firstFrameDelay: Double, frames: Int) {
-            Thread { [self] in
-                defer { done.signal() }
-                // Waiting on `closing` is the device's own pace; close() cuts it short.
-                guard closing.wait(timeout: .now() + firstFrameDelay) == .timedOut else { return }
-                for seq in 1...UInt64(max(1, frames)) {
-                    let plane = FramePlane(baseAddress: UnsafeRawPointer(Self.memory), length: 64 * 48 * 2, bytesPerRow: 128)
-                    sink.deliver(Frame(format: .yuyv, width: 64, height: 48, planes: [plane], sequence: seq, timestamp: Double(seq) / 100))
-                    guard closing.wait(timeout: .now() + 0.01) == .timedOut else { return }
-                }
-                closing.wait()
-            }.start()
-        }
-        func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
-        func applyTorch(_ on: Bool) -> Bool { false }
-        func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
-        func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
-        func close() {
-            guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
-            closing.signal()
-            done.wait()
-        }
+        PacedTestBinding(sink: sink, firstFrameDelay: firstFrameDelay, frames: frames)
     }
 }

@@ -77,36 +77,6 @@ final class SilentAfterFirstBindBackend: CameraBackend, @unchecked Sendable {
     func devices() throws(CameraError) -> [DeviceDescriptor] { [device] }
     func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
         let n = binds.withLock { b -> Int in b += 1; return b }
-        return Binding(sink: sink, delivers: n <= deliveringBinds)
-    }
-
-    final class Binding: DriverBinding, @unchecked Sendable {
-        let format = StreamFormat(pixelFormat: .yuyv, width: 64, height: 48, frameRate: 100)
-        let closing = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let closed = Locked(false)
-        nonisolated(unsafe) static let memory = UnsafeMutableRawPointer.allocate(byteCount: 64 * 48 * 2, alignment: 16)
-
-        init(sink: DriverSink, delivers: Bool) {
-            Thread { [self] in
-                defer { done.signal() }
-                guard delivers else { return closing.wait() }
-                var seq: UInt64 = 0
-                while closing.wait(timeout: .now() + 0.01) == .timedOut {
-                    seq += 1
-                    let plane = FramePlane(baseAddress: UnsafeRawPointer(Self.memory), length: 64 * 48 * 2, bytesPerRow: 128)
-                    sink.deliver(Frame(format: .yuyv, width: 64, height: 48, planes: [plane], sequence: seq, timestamp: Double(seq) / 100))
-                }
-            }.start()
-        }
-        func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }
-        func applyTorch(_ on: Bool) -> Bool { false }
-        func applyFocusMode(_ mode: FocusMode) -> FocusMode { .fixed }
-        func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
-        func close() {
-            guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
-            closing.signal()
-            done.wait()
-        }
+        return PacedTestBinding(sink: sink, firstFrameDelay: n <= deliveringBinds ? 0 : nil)
     }
 }
