@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "camhal", targets: ["camhal"]),
         .executable(name: "camhal-bench", targets: ["camhal-bench"]),
         .executable(name: "camhal-bench-v4l2", targets: ["camhal-bench-v4l2"]),
+        .executable(name: "camhal-bench-all", targets: ["camhal-bench-all"]),
         // camhal-bench's first-frame probe, loaded with LD_PRELOAD into both sides of a comparison.
         .library(name: "CamHALBenchProbe", type: .dynamic, targets: ["CamHALBenchProbe"]),
     ],
@@ -132,6 +133,11 @@ let package = Package(
         .executableTarget(
             name: "camhal-bench-v4l2", dependencies: ["CamHAL", "CamHALBench", "CamHALV4L2"],
             path: "Sources/camhal-bench-v4l2"),
+        // The same child as an app with every backend is built (CamHALBackends alone): the other
+        // side of the start-up comparison.
+        .executableTarget(
+            name: "camhal-bench-all", dependencies: ["CamHAL", "CamHALBench", "CamHALBackends"],
+            path: "Sources/camhal-bench-all"),
         .executableTarget(
             name: "camhal-bench",
             dependencies: [
@@ -175,7 +181,7 @@ let package = Package(
             dependencies: ["CamHAL", "CamHALTestSupport", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench", "camhal-bench-v4l2", "CamHALBench"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench", "camhal-bench-v4l2", "camhal-bench-all", "CamHALBench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: [

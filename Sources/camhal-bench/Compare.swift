@@ -26,6 +26,10 @@ enum Compare {
         var syscallsPerFrame: Double?
         /// The calls of that difference by name, per frame, most frequent first.
         var syscallsPerFrameByName: [String: Double]?
+        /// System calls outside the frames (start-up to the first frame, and exit), 2 calls(N) - calls(2N).
+        var fixedSyscalls: Int?
+        /// The calls of that difference by name.
+        var fixedSyscallsByName: [String: Int]?
         /// CamHAL only: in-process timings and the frames' latency.
         var openToFirstMs: [Double] = []
         var startToFirstMs: [Double] = []
@@ -136,18 +140,8 @@ enum Compare {
         }
         if o.callgrind {
             // Deterministic instruction counts: one run of N and 2N frames each side.
-            func ir(_ argv: [String]) throws -> Double {
-                let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/tmp/camhal-bench-callgrind.%p.out"] + argv)
-                guard let m = r.output.range(of: #"Collected : [0-9]+"#, options: .regularExpression),
-                      let v = Double(r.output[m].split(separator: " ").last ?? "") else {
-                    throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
-                }
-                return v
-            }
-            // Valgrind cannot read the Swift toolchain's DWARF: count on a copy without it
-            // (function symbols kept, so callgrind_annotate still names functions).
-            let plain = "/tmp/camhal-bench-nodebug-\(getpid())"
-            guard try Spawn.run(["objcopy", "--strip-debug", me, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(me) failed") }
+            let ir = instructionCount
+            let plain = try withoutDebugInfo(me)
             defer { unlink(plain) }
             let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) + ["--slow-clock"] }
             func count(_ side: inout Side, _ argv: (Int) -> [String]) throws {
@@ -166,14 +160,22 @@ enum Compare {
         }
         if o.syscalls {
             // Exact counts of kernel crossings, every thread, one N and one 2N run per side.
-            func perFrame(_ argv: (Int) -> [String]) throws -> (Double, [String: Double]) {
+            // Outside the frames, 2 calls(N) - calls(2N) by name: start-up to the first frame, and exit.
+            func count(_ side: inout Side, _ argv: (Int) -> [String]) throws {
                 let one = try syscallCounts(argv(n)), two = try syscallCounts(argv(2 * n))
-                var byName: [String: Double] = [:]
-                for (name, count) in two { byName[name] = Double(count - (one[name] ?? 0)) / Double(n) }
-                return (byName.values.reduce(0, +), byName.filter { abs($0.value) >= 0.05 })
+                var byName: [String: Double] = [:], fixed: [String: Int] = [:]
+                for name in Set(one.keys).union(two.keys) {
+                    let x = one[name] ?? 0, y = two[name] ?? 0
+                    byName[name] = Double(y - x) / Double(n)
+                    fixed[name] = 2 * x - y
+                }
+                side.syscallsPerFrame = byName.values.reduce(0, +)
+                side.syscallsPerFrameByName = byName.filter { abs($0.value) >= 0.05 }
+                side.fixedSyscalls = fixed.values.reduce(0, +)
+                side.fixedSyscallsByName = fixed.filter { $0.value != 0 }
             }
-            (a.syscallsPerFrame, a.syscallsPerFrameByName) = try perFrame { [me] + o.childArguments(frames: $0) }
-            if let reference, b != nil { (b!.syscallsPerFrame, b!.syscallsPerFrameByName) = try perFrame(reference.argv) }
+            try count(&a) { [me] + o.childArguments(frames: $0) }
+            if let reference, b != nil { try count(&b!, reference.argv) }
         }
         let sorted = ratios.sorted()
         let result = Result(
@@ -268,12 +270,38 @@ enum Compare {
         }
     }
 
+    /// The most frequent system calls of a table, "name count" each, for one line of output.
+    static func topCounts(_ counts: [String: Int], _ k: Int = 8) -> String {
+        counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(k).map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
+    }
+
+    /// Instructions `argv` and its threads execute from exec to exit, counted by callgrind.
+    static func instructionCount(_ argv: [String]) throws -> Double {
+        let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/tmp/camhal-bench-callgrind.%p.out"] + argv)
+        guard let m = r.output.range(of: #"Collected : [0-9]+"#, options: .regularExpression),
+              let v = Double(r.output[m].split(separator: " ").last ?? "") else {
+            throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
+        }
+        return v
+    }
+
+    /// A copy of the executable at `path` without its DWARF, in /tmp (the caller unlinks it):
+    /// valgrind cannot read the Swift toolchain's DWARF. Function symbols stay, so
+    /// callgrind_annotate still names functions.
+    static func withoutDebugInfo(_ path: String) throws -> String {
+        let plain = "/tmp/camhal-bench-nodebug-\(getpid())-\((path as NSString).lastPathComponent)"
+        guard try Spawn.run(["objcopy", "--strip-debug", path, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(path) failed") }
+        return plain
+    }
+
     /// System calls of `argv` and its threads by name, from `strace -f -c`'s summary table.
-    static func syscallCounts(_ argv: [String]) throws -> [String: Int] {
+    /// `status`: the exit status the run must give to count.
+    static func syscallCounts(_ argv: [String], status: Int32 = 0) throws -> [String: Int] {
         let file = "/tmp/camhal-bench-syscalls.\(getpid()).txt"
         defer { unlink(file) }
         let r = try Spawn.run(["strace", "-f", "-c", "-o", file] + argv)
-        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+        guard r.status == status, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
             throw BenchError("strace -f -c \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(300))")
         }
         return syscallTable(text)
@@ -394,6 +422,10 @@ enum Compare {
             }
             if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
                 s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)
+            }
+            if let x = r.camhal.fixedSyscalls, let y = ref.fixedSyscalls, y > 0 {
+                s += String(format: ", system calls outside the frames %d vs %d (%.2fx)", x, y, Double(x) / Double(y))
+                s += " (camhal: \(topCounts(r.camhal.fixedSyscallsByName ?? [:])); \(ref.name): \(topCounts(ref.fixedSyscallsByName ?? [:])))"
             }
             lines.append(s)
             lines.append("reference: \(ref.command)")

@@ -40,6 +40,21 @@ extension CamhalBinaryTests {
             #expect(run.status == 2 && run.stderr.contains("run by camhal-bench"), "\(run)")
         }
 
+        /// The every-backend child runs the same child as the V4L2 one with every backend's
+        /// registry: would catch the start-up comparison's two sides drifting apart (another
+        /// main, a child that takes no frames or does not refuse to run by hand).
+        @Test("camhal-bench-all is the same child with every backend")
+        func allChild() async throws {
+            let binary = try camhalBinary("camhal-bench-all")
+            let run = try await runChild(binary.path, ["--child", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(run.stdout.split(separator: "\n").last.map(String.init), "\(run)")
+            let report = try JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
+            #expect(report.frames == 3 && report.format == "NV12 640x480", "\(report)")
+            let byHand = try await runChild(binary.path, [])
+            #expect(byHand.status == 2 && byHand.stderr.contains("run by camhal-bench"), "\(byHand)")
+        }
+
         /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
         @Test("bad flags name the bad value", arguments: [
             (["--size", "1280"], "'1280'"), (["--path", "fast"], "'fast'"), (["--backend", "nosuch"], "'nosuch'"),
