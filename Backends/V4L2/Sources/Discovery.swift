@@ -27,11 +27,19 @@ package enum V4L2Discovery {
     }
 
     /// The capture nodes that can carry the device `id`, found without opening any node: a USB
-    /// ID (`usb-...-video-index<N>`) is matched against each node's sysfs name, a
+    /// ID (`usb-...-video-index<N>`) is matched against its by-id link's node, else each node's sysfs name, a
     /// `<bus_info>/<node>[#input=N]` ID names its node. Empty for any other ID (a udev link name
     /// that is neither): the caller discovers every node then.
     static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [String] {
         if id.hasPrefix("usb-") {
+            // udev's by-id link of that name points at the node: checked against sysfs (a link
+            // can be stale after a replug), it spares reading every other node's USB ancestry
+            // (about a hundred system calls in the VM, with vivid's eleven nodes beside a webcam).
+            // Without udevd, or when the link is wrong, every node's sysfs name is compared.
+            if let target = resolvedPath("\(dev)/v4l/by-id/\(id)"), let slash = target.lastIndex(of: "/") {
+                let node = String(target[target.index(after: slash)...])
+                if node.hasPrefix("video"), usbByIDName(nodeName: node, sysfsClass: sysfs) == id { return [node] }
+            }
             return videoNodeNames(sysfs: sysfs, dev: dev).filter { usbByIDName(nodeName: $0, sysfsClass: sysfs) == id }
         }
         let base = id.split(separator: "#", maxSplits: 1).first.map(String.init) ?? id
@@ -300,7 +308,7 @@ package enum V4L2Discovery {
                 zoomMethod = .frameCrop
             }
             let image = controls.image
-            result.append(DeviceDescriptor(
+            var descriptor = DeviceDescriptor(
                 id: id, name: displayName, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external),
                 hasTorch: torchOnFlash || controls.torchOnNode, supportsFocusPoint: false,
@@ -310,7 +318,10 @@ package enum V4L2Discovery {
                 antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes)
                 .withFormats(loadedBy: { [codes = pipeline?.outputCodes, index = input?.index] in
                     listFormats(path: path, input: index, mbusCodes: codes)
-                }))
+                })
+            // The bind maps these same controls: it reuses them instead of asking again.
+            descriptor.backendContext = BackendContext(controls)
+            result.append(descriptor)
         }
         return result
     }
@@ -329,6 +340,11 @@ package struct V4L2CameraControls: Sendable {
     /// `zoomControl`, `focusControls` and `panTilt` entries for `DeviceDescriptor.details`.
     package let details: [String: String]
     package let image: V4L2ImageControls
+    /// FOCUS_AUTO and FOCUS_ABSOLUTE where they were found, and whether that is a lens
+    /// sub-device rather than the node.
+    package let focusAuto: Bool
+    package let focusAbsolute: ControlInfo?
+    package let focusOnSubdevice: Bool
 
     /// The controls of `node`, its focus controls on `focus` (a lens sub-device, or the node).
     package init(node: some V4L2ControlAccess, focus: some V4L2ControlAccess, focusOnSubdevice: Bool) {
@@ -341,6 +357,9 @@ package struct V4L2CameraControls: Sendable {
                 .compactMap { $0 }.joined(separator: ", ") + (focusOnSubdevice ? " (lens sub-device)" : "")
         }
         focusModes = V4L2Discovery.focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart)
+        focusAuto = fAuto
+        focusAbsolute = fAbs
+        self.focusOnSubdevice = focusOnSubdevice
         zoom = node.queryControl(ControlID.zoomAbsolute)
         if let z = zoom { d[V4L2Discovery.Key.zoomControl] = V4L2Discovery.zoomDescription(z) }
         // PTZ: pan/tilt have no place in the zoom/focus model; listed so apps can see them.
