@@ -74,6 +74,21 @@ struct MediaGraph: Sendable {
             .compactMap { try? load(path: "\(devDirectory)/\($0)") }
     }
 
+    /// The graphs that can hold the video node `name`: those registered beside it in sysfs (a
+    /// UVC camera's interface, vivid's or vimc's platform device) when one of them has the
+    /// node, else every graph (a driver whose media device sits elsewhere in sysfs). Opening one
+    /// camera then reads its own graph, not every media device on the machine.
+    static func holding(node name: String, sysfsClass: String = "/sys/class/video4linux", devDirectory: String = "/dev") -> [MediaGraph] {
+        var st = stat()
+        if let parent = resolvedPath("\(sysfsClass)/\(name)/device"), stat("\(devDirectory)/\(name)", &st) == 0 {
+            let major = camhal_major(UInt64(st.st_rdev)), minor = camhal_minor(UInt64(st.st_rdev))
+            let siblings = listDirectory(parent).filter { $0.hasPrefix("media") && Int($0.dropFirst(5)) != nil }.sorted()
+                .compactMap { try? load(path: "\(devDirectory)/\($0)") }
+            if siblings.contains(where: { $0.interfaces.contains { $0.major == major && $0.minor == minor } }) { return siblings }
+        }
+        return all(devDirectory: devDirectory)
+    }
+
     // MEDIA_LNK_FL_LINK_TYPE (0xf << 28) imports as a negative Int32: take its bits.
     private func linkType(_ l: Link) -> UInt32 { l.flags & UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_LINK_TYPE)) }
 
