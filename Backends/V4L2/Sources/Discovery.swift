@@ -316,8 +316,11 @@ package enum V4L2Discovery {
                 formats: [], zoomMethod: zoomMethod, isExclusive: true, details: d,
                 exposure: image.exposureCapabilities, whiteBalance: image.whiteBalanceCapabilities,
                 antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes)
-                .withFormats(loadedBy: { [codes = pipeline?.outputCodes, index = input?.index] in
-                    listFormats(path: path, input: index, mbusCodes: codes)
+                // The pipeline's output codes with the formats, when first read: finding them
+                // tries each code through the pipeline (vimc: about 5,000 sub-device calls), which
+                // listing the devices need not pay.
+                .withFormats(loadedBy: { [pipeline, index = input?.index] in
+                    listFormats(path: path, input: index, mbusCodes: pipeline?.outputCodes)
                 })
             // The bind maps these same controls: it reuses them instead of asking again.
             descriptor.backendContext = BackendContext(controls)
