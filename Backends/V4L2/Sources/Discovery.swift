@@ -49,6 +49,12 @@ package enum V4L2Discovery {
         return [node]
     }
 
+    /// The input an ID names (`...#input=N`), nil for an ID without one.
+    static func input(inID id: String) -> UInt32? {
+        guard let r = id.ranges(of: "#input=").last else { return nil }
+        return UInt32(id[r.upperBound...])
+    }
+
     /// Whether `id` has the form of a USB camera's stable ID (`usb-<vendor>_<model>[_<serial>]-video-index<N>`).
     static func isUSBID(_ id: String) -> Bool {
         guard id.hasPrefix("usb-"), let r = id.ranges(of: "-video-index").last else { return false }
@@ -228,7 +234,10 @@ package enum V4L2Discovery {
         return V4L2Formats.describe(fd, mbusCodes: mbusCodes)
     }
 
-    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String) -> [DeviceDescriptor] {
+    /// The devices of the node at `path`: one per camera input (`#input=N` IDs) when it has
+    /// several, else one. `onlyInput` describes that input alone (an ID naming it is being
+    /// opened: selecting and querying the others would only delay its first frame).
+    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil) -> [DeviceDescriptor] {
         let fd: DeviceFD
         do {
             fd = try DeviceFD(path: path)
@@ -272,7 +281,8 @@ package enum V4L2Discovery {
         let cameraInputs = allInputs.filter { $0.type != UInt32(V4L2_INPUT_TYPE_TUNER) }
         let original = currentInput(fd)
         defer { if let original, allInputs.count > 1 { try? selectInput(fd, original) } }
-        let perInput: [Input?] = cameraInputs.count > 1 ? cameraInputs : [nil]
+        var perInput: [Input?] = cameraInputs.count > 1 ? cameraInputs : [nil]
+        if let onlyInput, cameraInputs.count > 1 { perInput = cameraInputs.filter { $0.index == onlyInput } }
 
         var result: [DeviceDescriptor] = []
         for input in perInput {

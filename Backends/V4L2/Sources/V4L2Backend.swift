@@ -63,7 +63,8 @@ public final class V4L2Backend: CameraBackend, Sendable {
         // and only the graphs beside it.
         for name in candidates {
             let graphs = MediaGraph.holding(node: name, devDirectory: devDirectory)
-            let found = V4L2Discovery.describeNode(path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier)
+            let found = V4L2Discovery.describeNode(
+                path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier, onlyInput: V4L2Discovery.input(inID: id))
             guard let d = found.first(where: { $0.id == id }) else { continue }
             known.withLock { map in for f in found { map[f.id] = f } }
             everListed.withLock { $0.formUnion(found.map(\.id)) }
