@@ -30,6 +30,9 @@ enum Compare {
         var fixedSyscalls: Int?
         /// The calls of that difference by name.
         var fixedSyscallsByName: [String: Int]?
+        /// System calls from the first open of a device node to the first successful
+        /// VIDIOC_DQBUF, every thread, by name (`strace -f` of one run).
+        var openToFirstFrameSyscalls: [String: Int]?
         /// CamHAL only: in-process timings and the frames' latency.
         var openToFirstMs: [Double] = []
         var startToFirstMs: [Double] = []
@@ -176,6 +179,12 @@ enum Compare {
             }
             try count(&a) { [me] + o.childArguments(frames: $0) }
             if let reference, b != nil { try count(&b!, reference.argv) }
+            // From the first device node opened to the first frame dequeued, by name, both sides
+            // (where the frame is a VIDIOC_DQBUF: V4L2, and libcamera's pipelines over it).
+            if o.backend == "v4l2" || o.backend == "libcamera" {
+                a.openToFirstFrameSyscalls = try openToFirstFrameCounts([me] + o.childArguments(frames: n))
+                if let reference, b != nil { b!.openToFirstFrameSyscalls = try openToFirstFrameCounts(reference.argv(n)) }
+            }
         }
         let sorted = ratios.sorted()
         let result = Result(
@@ -307,6 +316,52 @@ enum Compare {
         return syscallTable(text)
     }
 
+    /// `openToFirstFrame(straceLog:)` of one run of `argv` under `strace -f`.
+    static func openToFirstFrameCounts(_ argv: [String]) throws -> [String: Int] {
+        let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
+        defer { unlink(file) }
+        let r = try Spawn.run(["strace", "-f", "-o", file] + argv)
+        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw BenchError("strace -f \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(300))")
+        }
+        guard let counts = openToFirstFrame(straceLog: text) else {
+            throw BenchError("strace -f \(argv.joined(separator: " ")): no device open followed by a dequeued frame in its log")
+        }
+        return counts
+    }
+
+    /// The system calls of an `strace -f` log (every line "PID call(...)") from the first open
+    /// of a device node (/dev/video*, /dev/media*, /dev/v4l-subdev*) to the first VIDIOC_DQBUF
+    /// that returned 0, both counted, by name; a call strace split into "<unfinished ...>" and
+    /// "<... resumed>" counts once. Nil when the log has no such open or no frame after it.
+    static func openToFirstFrame(straceLog: String) -> [String: Int]? {
+        var counts: [String: Int] = [:]
+        var started = false
+        var pendingDequeue: Set<Substring> = []
+        for line in straceLog.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard fields.count == 2 else { continue }
+            let pid = fields[0], call = fields[1].drop { $0 == " " }
+            if call.hasPrefix("<... ") {
+                // The end of a call counted where it began: a dequeue that began and now returned 0.
+                if started, pendingDequeue.remove(pid) != nil, call.hasPrefix("<... ioctl resumed>"), call.hasSuffix("= 0") { return counts }
+                continue
+            }
+            guard let paren = call.firstIndex(of: "("), !call[..<paren].isEmpty, call[..<paren].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { continue }
+            let name = String(call[..<paren])
+            if !started {
+                guard name.hasPrefix("open"), ["\"/dev/video", "\"/dev/media", "\"/dev/v4l-subdev"].contains(where: { call.contains($0) }) else { continue }
+                started = true
+            }
+            counts[name, default: 0] += 1
+            if name == "ioctl", call.contains("VIDIOC_DQBUF") {
+                if call.hasSuffix("= 0") { return counts }
+                if call.hasSuffix("<unfinished ...>") { pendingDequeue.insert(pid) }
+            }
+        }
+        return nil
+    }
+
     /// The calls column of `strace -c`'s table by syscall name (the "total" line left out).
     static func syscallTable(_ text: String) -> [String: Int] {
         var counts: [String: Int] = [:]
@@ -429,6 +484,11 @@ enum Compare {
             }
             if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
                 s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)
+            }
+            if let x = r.camhal.openToFirstFrameSyscalls, let y = ref.openToFirstFrameSyscalls {
+                let (u, v) = (x.values.reduce(0, +), y.values.reduce(0, +))
+                s += String(format: ", system calls from device open to first frame %d vs %d (%.2fx)", u, v, v > 0 ? Double(u) / Double(v) : 0)
+                s += " (camhal: \(topCounts(x)); \(ref.name): \(topCounts(y)))"
             }
             if let x = r.camhal.fixedSyscalls, let y = ref.fixedSyscalls, y > 0 {
                 s += String(format: ", system calls outside the frames %d vs %d (%.2fx)", x, y, Double(x) / Double(y))

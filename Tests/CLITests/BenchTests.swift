@@ -67,6 +67,33 @@ extension CamhalBinaryTests {
     }
 }
 
+@Suite("camhal-bench: system calls from device open to first frame")
+struct OpenToFirstFrameTests {
+    /// Counted from the first device node opened to the first dequeue that returned a frame,
+    /// a split call once: would catch counting start-up before the open, stopping at a dequeue
+    /// that failed (EAGAIN) or counting an unfinished call and its resumption twice.
+    @Test("counts from the first device open to the first successful dequeue")
+    func counts() {
+        let log = """
+            100   openat(AT_FDCWD, "/usr/lib/libc.so.6", O_RDONLY|O_CLOEXEC) = 3
+            100   readlink("/dev/v4l/by-id/x", "../../video4", 1023) = 12
+            100   openat(AT_FDCWD, "/dev/video4", O_RDWR|O_NONBLOCK|O_CLOEXEC) = 6
+            100   ioctl(6, VIDIOC_QUERYCAP, {driver="uvcvideo"}) = 0
+            101   ioctl(6, VIDIOC_DQBUF, {type=V4L2_BUF_TYPE_VIDEO_CAPTURE}) = -1 EAGAIN (Resource temporarily unavailable)
+            101   poll([{fd=6, events=POLLIN}], 1, 1000 <unfinished ...>
+            100   futex(0x7f, FUTEX_WAKE_PRIVATE, 1) = 1
+            101   <... poll resumed>) = 1 ([{fd=6, revents=POLLIN}])
+            101   ioctl(6, VIDIOC_DQBUF, {type=V4L2_BUF_TYPE_VIDEO_CAPTURE <unfinished ...>
+            100   gettid() = 100
+            101   <... ioctl resumed>, index=0, bytesused=460800}) = 0
+            100   write(1, "after", 5) = 5
+            """
+        let counts = Compare.openToFirstFrame(straceLog: log)
+        #expect(counts == ["openat": 1, "ioctl": 3, "poll": 1, "futex": 1, "gettid": 1], "\(String(describing: counts))")
+        #expect(Compare.openToFirstFrame(straceLog: "100   openat(AT_FDCWD, \"/dev/video0\", O_RDWR) = 3\n") == nil, "no frame: no count")
+    }
+}
+
 @Suite("camhal-bench: the one timed frame-take")
 struct FrameTakeTests {
     @Test("counts up to the limit, the first frame's format, sequence gaps and regressions")
