@@ -1,6 +1,6 @@
 /* camhal_libcamera_stubs.S: one trampoline per libcamera function the shim calls, so that the
    binary has no link-time dependency on libcamera and loads it only when the libcamera backend is
-   first used (camhal_lc_load in camhal_libcamera.cpp dlopen()s it and fills the table with dlsym).
+   first used (load() in camhal_libcamera.cpp dlopen()s it and fills the table with dlsym).
 
    Each trampoline is a hidden global symbol with the function's mangled name (hidden: it must never
    interpose on libcamera's own definition once libcamera is loaded) and jumps through its slot of
