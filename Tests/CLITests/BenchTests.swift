@@ -55,6 +55,22 @@ extension CamhalBinaryTests {
             #expect(byHand.status == 2 && byHand.stderr.contains("run by camhal-bench"), "\(byHand)")
         }
 
+        /// An app with every backend (camhal-bench-all is one) does not link libcamera: the
+        /// libcamera backend dlopen()s it at first use. Would catch the shim linking it again
+        /// (libcamera's gnutls, LTTng-UST and udev constructors cost every such app about 8 ms of
+        /// CPU at start, V4L2-only use included).
+        @Test("camhal-bench-all, camhal-bench and camhal do not link libcamera")
+        func libcameraNotLinked() async throws {
+            for name in ["camhal-bench-all", "camhal-bench", "camhal"] {
+                let binary = try camhalBinary(name)
+                let needed = try await tool("readelf", ["-d", binary.path])
+                #expect(needed.status == 0, "\(needed)")
+                let libraries = needed.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+                #expect(libraries.contains { $0.contains("libswiftCore.so") }, "\(name): \(needed.stdout)")
+                #expect(!libraries.contains { $0.contains("libcamera") }, "\(name): \(libraries)")
+            }
+        }
+
         /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
         @Test("bad flags name the bad value", arguments: [
             (["--size", "1280"], "'1280'"), (["--path", "fast"], "'fast'"), (["--backend", "nosuch"], "'nosuch'"),
