@@ -36,7 +36,7 @@ package enum V4L2Discovery {
             // can be stale after a replug), it spares reading every other node's USB ancestry
             // (about a hundred system calls in the VM, with vivid's eleven nodes beside a webcam).
             // Without udevd, or when the link is wrong, every node's sysfs name is compared.
-            if let target = resolvedPath("\(dev)/v4l/by-id/\(id)"), let slash = target.lastIndex(of: "/") {
+            if let target = linkTarget("\(dev)/v4l/by-id/\(id)"), let slash = target.lastIndex(of: "/") {
                 let node = String(target[target.index(after: slash)...])
                 if node.hasPrefix("video"), usbByIDName(nodeName: node, sysfsClass: sysfs) == id { return [node] }
             }
@@ -70,7 +70,7 @@ package enum V4L2Discovery {
     static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
         if let usb = usbByIDName(nodeName: nodeName) { return usb }
         for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
-            for link in listDirectory(dir).sorted() where resolvedPath("\(dir)/\(link)") == nodePath {
+            for link in listDirectory(dir).sorted() where linkTarget("\(dir)/\(link)") == nodePath {
                 return link
             }
         }
@@ -96,10 +96,17 @@ package enum V4L2Discovery {
         return "usb-\(vendor)_\(model)\(serial)-video-index\(index)"
     }
 
+    /// The sysfs directory of the device a video node belongs to (its `device` link, followed:
+    /// a USB interface, a platform device): two link reads, the class entry then its `device`.
+    static func sysfsDevice(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        guard let node = linkTarget("\(sysfsClass)/\(nodeName)") else { return nil }
+        return linkTarget("\(node)/device")
+    }
+
     /// The sysfs directory of the USB device a video node belongs to (the ancestor of its
     /// interface with `idVendor`); nil for a node not on USB.
     static func usbDeviceDirectory(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
-        guard var dir = resolvedPath("\(sysfsClass)/\(nodeName)/device") else { return nil }
+        guard var dir = sysfsDevice(nodeName: nodeName, sysfsClass: sysfsClass) else { return nil }
         while access("\(dir)/idVendor", F_OK) != 0 {
             guard let slash = dir.lastIndex(of: "/"), slash != dir.startIndex else { return nil }
             dir = String(dir[..<slash])
