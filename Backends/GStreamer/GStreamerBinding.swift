@@ -168,6 +168,10 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
                 switch camhal_gst_message_type(message) {
                 case GST_MESSAGE_EOS:
                     ended = true
+                    // The end comes after every frame: the appsink can still hold samples when
+                    // the bus has its EOS (a source of one buffer ends before the new-sample
+                    // callback is installed), and a photo waiting for that frame would see the end first.
+                    drain()
                     sink.report(.endOfStream)
                 case GST_MESSAGE_ERROR:
                     ended = true
