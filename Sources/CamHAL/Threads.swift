@@ -134,6 +134,23 @@ package func hex(_ value: some BinaryInteger, digits: Int) -> String {
     return "0x" + String(repeating: "0", count: max(0, digits - s.count)) + s
 }
 
+/// `value` with `places` digits after the point, rounded as printf rounds (`%.1f`: the exact
+/// binary value to the nearest, so 0.15 is "0.1"), always with a `.` whatever locale a C library
+/// set: what `String(format: "%.1f", value)` printed, without full Foundation (and ICU) behind it.
+package func decimal(_ value: Double, places: Int) -> String {
+    let places = Int32(min(max(places, 0), 30))
+    let previous = uselocale(cLocale)
+    defer { uselocale(previous) }
+    // %f of the largest Double is 309 digits; a sign, a point and the places besides.
+    var buffer = [CChar](repeating: 0, count: 320 + Int(places))
+    let count = withVaList([places, value]) { vsnprintf(&buffer, buffer.count, "%.*f", $0) }
+    return String(decoding: buffer.prefix(max(0, min(Int(count), buffer.count - 1))).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The C locale (every category), for `decimal`'s `uselocale`: created once, never freed.
+// nonisolated(unsafe): a locale object is immutable once made, and uselocale only reads it.
+private nonisolated(unsafe) let cLocale = newlocale(0, "C", nil)
+
 /// `text` without leading and trailing spaces and tabs (`trimmingCharacters(in: .whitespaces)`).
 package func trimmingSpaces(_ text: some StringProtocol) -> String {
     let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
