@@ -157,3 +157,38 @@ package func trimmingSpaces(_ text: some StringProtocol) -> String {
     guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
     return String(text[first...last])
 }
+
+/// `text` without leading and trailing Unicode whitespace and line breaks (what
+/// `trimmingCharacters(in: .whitespacesAndNewlines)` trims: the White_Space property).
+package func trimmingWhitespace(_ text: some StringProtocol) -> String {
+    guard let first = text.firstIndex(where: { !$0.isWhitespace }), let last = text.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+    return String(text[first...last])
+}
+
+/// `text` cut or padded with spaces on the right to `width` characters, for a column (what
+/// `padding(toLength: width, withPad: " ", startingAt: 0)` does).
+package func padded(_ text: some StringProtocol, to width: Int) -> String {
+    text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Writes all of `bytes` to `descriptor`, again after a short write or an interrupted one (what
+/// FileHandle's `write` does); false when the descriptor refused them (a closed pipe).
+@discardableResult
+package func writeAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+    Array(bytes).withUnsafeBytes { raw in
+        guard let base = raw.baseAddress else { return true }
+        var offset = 0
+        while offset < raw.count {
+            let n = write(descriptor, base + offset, raw.count - offset)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            offset += n
+        }
+        return true
+    }
+}
+
+/// Writes `line` and a line break to standard error, unbuffered.
+package func printError(_ line: String) {
+    writeAll(2, Array((line + "\n").utf8))
+}
