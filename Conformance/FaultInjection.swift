@@ -228,7 +228,7 @@ public final class WebcamFaultInjector: FaultInjector, Sendable {
                 let s = trimmingWhitespace(serial)
                 return s.isEmpty ? nil : s
             }
-            dir = dir.lastIndex(of: "/").map { String(dir[..<$0]) } ?? ""
+            dir = URL(fileURLWithPath: dir).deletingLastPathComponent().path
         }
         return nil
     }
