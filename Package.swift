@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "camhal", targets: ["camhal"]),
         .executable(name: "camhal-bench", targets: ["camhal-bench"]),
         .executable(name: "camhal-bench-v4l2", targets: ["camhal-bench-v4l2"]),
+        .executable(name: "camhal-bench-all", targets: ["camhal-bench-all"]),
         // camhal-bench's first-frame probe, loaded with LD_PRELOAD into both sides of a comparison.
         .library(name: "CamHALBenchProbe", type: .dynamic, targets: ["CamHALBenchProbe"]),
     ],
@@ -48,13 +49,18 @@ let package = Package(
         // V4L2 backend: the kernel UAPI (CV4L2) and the Swift backend.
         .systemLibrary(name: "CV4L2", path: "Backends/V4L2/CV4L2"),
         .target(name: "CamHALV4L2", dependencies: ["CamHAL", "CV4L2"], path: "Backends/V4L2/Sources"),
-        // libcamera backend: flags (CLibcamera), a C++17 shim with an extern "C" API, the Swift backend.
-        .systemLibrary(
-            name: "CLibcamera", path: "Backends/LibCamera/CLibcamera", pkgConfig: "libcamera",
-            providers: [.apt(["libcamera-dev"])]),
+        // libcamera backend: a C++17 shim with an extern "C" API, and the Swift backend. The shim
+        // compiles against libcamera's headers (headers/libcamera links to the system's; no
+        // pkg-config module, whose -lcamera would make every app load libcamera at start) and
+        // dlopen()s libcamera when the backend is first used (trampolines in a .S file).
         .target(
-            name: "CamHALLibcameraShim", dependencies: [dependency("CLibcamera", when: "LibCamera")],
-            path: "Backends/LibCamera/Shim", cxxSettings: [.define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"]))]),
+            name: "CamHALLibcameraShim", path: "Backends/LibCamera/Shim", exclude: ["headers"],
+            cSettings: [.define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"]))],
+            cxxSettings: [
+                .define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"])),
+                .headerSearchPath("headers", .when(traits: ["LibCamera"])),
+            ],
+            linkerSettings: [.linkedLibrary("dl", .when(traits: ["LibCamera"]))]),
         .target(
             // CamHALV4L2: the auto_exposure menu of a UVC webcam, which libcamera 0.0.3 does not expose.
             name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALV4L2", dependency("CamHALLibcameraShim", when: "LibCamera")],
@@ -132,6 +138,11 @@ let package = Package(
         .executableTarget(
             name: "camhal-bench-v4l2", dependencies: ["CamHAL", "CamHALBench", "CamHALV4L2"],
             path: "Sources/camhal-bench-v4l2"),
+        // The same child as an app with every backend is built (CamHALBackends alone): the other
+        // side of the start-up comparison.
+        .executableTarget(
+            name: "camhal-bench-all", dependencies: ["CamHAL", "CamHALBench", "CamHALBackends"],
+            path: "Sources/camhal-bench-all"),
         .executableTarget(
             name: "camhal-bench",
             dependencies: [
@@ -175,7 +186,7 @@ let package = Package(
             dependencies: ["CamHAL", "CamHALTestSupport", dependency("CamHALLibCamera", when: "LibCamera")],
             path: "Tests/LibCameraTests"),
         // The camhal tool, run as a user runs it (the built binary) plus its parsers directly.
-        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench", "camhal-bench-v4l2", "CamHALBench"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CamHAL", "CamHALTestSupport", "camhal", "camhal-bench", "camhal-bench-v4l2", "camhal-bench-all", "CamHALBench"], path: "Tests/CLITests"),
         .testTarget(
             name: "CamHALMediaTests",
             dependencies: [

@@ -104,6 +104,8 @@ public struct DeviceDescriptor: Sendable, Hashable, Codable, CustomStringConvert
     }
     /// Stored as an optional so that a descriptor encoded without it decodes as a camera.
     private var testSource: Bool?
+    /// The listing backend's findings for its bind (not part of the descriptor's value).
+    package var backendContext = BackendContext()
 
     /// A descriptor; the defaults describe a fixed-focus, torchless, exclusive camera (not a test
     /// source) zoomed in the frame path.

@@ -26,6 +26,13 @@ enum Compare {
         var syscallsPerFrame: Double?
         /// The calls of that difference by name, per frame, most frequent first.
         var syscallsPerFrameByName: [String: Double]?
+        /// System calls outside the frames (start-up to the first frame, and exit), 2 calls(N) - calls(2N).
+        var fixedSyscalls: Int?
+        /// The calls of that difference by name.
+        var fixedSyscallsByName: [String: Int]?
+        /// System calls from the first open of a device node to the first successful
+        /// VIDIOC_DQBUF, every thread, by name (`strace -f` of one run).
+        var openToFirstFrameSyscalls: [String: Int]?
         /// CamHAL only: in-process timings and the frames' latency.
         var openToFirstMs: [Double] = []
         var startToFirstMs: [Double] = []
@@ -136,18 +143,8 @@ enum Compare {
         }
         if o.callgrind {
             // Deterministic instruction counts: one run of N and 2N frames each side.
-            func ir(_ argv: [String]) throws -> Double {
-                let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/tmp/camhal-bench-callgrind.%p.out"] + argv)
-                guard let m = r.output.range(of: #"Collected : [0-9]+"#, options: .regularExpression),
-                      let v = Double(r.output[m].split(separator: " ").last ?? "") else {
-                    throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
-                }
-                return v
-            }
-            // Valgrind cannot read the Swift toolchain's DWARF: count on a copy without it
-            // (function symbols kept, so callgrind_annotate still names functions).
-            let plain = "/tmp/camhal-bench-nodebug-\(getpid())"
-            guard try Spawn.run(["objcopy", "--strip-debug", me, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(me) failed") }
+            let ir = instructionCount
+            let plain = try withoutDebugInfo(me)
             defer { unlink(plain) }
             let camhalArgv = { (k: Int) in [plain] + o.childArguments(frames: k) + ["--slow-clock"] }
             func count(_ side: inout Side, _ argv: (Int) -> [String]) throws {
@@ -166,14 +163,28 @@ enum Compare {
         }
         if o.syscalls {
             // Exact counts of kernel crossings, every thread, one N and one 2N run per side.
-            func perFrame(_ argv: (Int) -> [String]) throws -> (Double, [String: Double]) {
+            // Outside the frames, 2 calls(N) - calls(2N) by name: start-up to the first frame, and exit.
+            func count(_ side: inout Side, _ argv: (Int) -> [String]) throws {
                 let one = try syscallCounts(argv(n)), two = try syscallCounts(argv(2 * n))
-                var byName: [String: Double] = [:]
-                for (name, count) in two { byName[name] = Double(count - (one[name] ?? 0)) / Double(n) }
-                return (byName.values.reduce(0, +), byName.filter { abs($0.value) >= 0.05 })
+                var byName: [String: Double] = [:], fixed: [String: Int] = [:]
+                for name in Set(one.keys).union(two.keys) {
+                    let x = one[name] ?? 0, y = two[name] ?? 0
+                    byName[name] = Double(y - x) / Double(n)
+                    fixed[name] = 2 * x - y
+                }
+                side.syscallsPerFrame = byName.values.reduce(0, +)
+                side.syscallsPerFrameByName = byName.filter { abs($0.value) >= 0.05 }
+                side.fixedSyscalls = fixed.values.reduce(0, +)
+                side.fixedSyscallsByName = fixed.filter { $0.value != 0 }
             }
-            (a.syscallsPerFrame, a.syscallsPerFrameByName) = try perFrame { [me] + o.childArguments(frames: $0) }
-            if let reference, b != nil { (b!.syscallsPerFrame, b!.syscallsPerFrameByName) = try perFrame(reference.argv) }
+            try count(&a) { [me] + o.childArguments(frames: $0) }
+            if let reference, b != nil { try count(&b!, reference.argv) }
+            // From the first device node opened to the first frame dequeued, by name, both sides
+            // (where the frame is a VIDIOC_DQBUF: V4L2, and libcamera's pipelines over it).
+            if o.backend == "v4l2" || o.backend == "libcamera" {
+                a.openToFirstFrameSyscalls = try openToFirstFrameCounts([me] + o.childArguments(frames: n))
+                if let reference, b != nil { b!.openToFirstFrameSyscalls = try openToFirstFrameCounts(reference.argv(n)) }
+            }
         }
         let sorted = ratios.sorted()
         let result = Result(
@@ -268,15 +279,87 @@ enum Compare {
         }
     }
 
+    /// The most frequent system calls of a table, "name count" each, for one line of output.
+    static func topCounts(_ counts: [String: Int], _ k: Int = 8) -> String {
+        counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(k).map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
+    }
+
+    /// Instructions `argv` and its threads execute from exec to exit, counted by callgrind.
+    static func instructionCount(_ argv: [String]) throws -> Double {
+        let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/tmp/camhal-bench-callgrind.%p.out"] + argv)
+        guard let m = r.output.range(of: #"Collected : [0-9]+"#, options: .regularExpression),
+              let v = Double(r.output[m].split(separator: " ").last ?? "") else {
+            throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
+        }
+        return v
+    }
+
+    /// A copy of the executable at `path` without its DWARF, in /tmp (the caller unlinks it):
+    /// valgrind cannot read the Swift toolchain's DWARF. Function symbols stay, so
+    /// callgrind_annotate still names functions.
+    static func withoutDebugInfo(_ path: String) throws -> String {
+        let plain = "/tmp/camhal-bench-nodebug-\(getpid())-\((path as NSString).lastPathComponent)"
+        guard try Spawn.run(["objcopy", "--strip-debug", path, plain]).status == 0 else { throw BenchError("objcopy --strip-debug \(path) failed") }
+        return plain
+    }
+
     /// System calls of `argv` and its threads by name, from `strace -f -c`'s summary table.
-    static func syscallCounts(_ argv: [String]) throws -> [String: Int] {
+    /// `status`: the exit status the run must give to count.
+    static func syscallCounts(_ argv: [String], status: Int32 = 0) throws -> [String: Int] {
         let file = "/tmp/camhal-bench-syscalls.\(getpid()).txt"
         defer { unlink(file) }
         let r = try Spawn.run(["strace", "-f", "-c", "-o", file] + argv)
-        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+        guard r.status == status, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
             throw BenchError("strace -f -c \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(300))")
         }
         return syscallTable(text)
+    }
+
+    /// `openToFirstFrame(straceLog:)` of one run of `argv` under `strace -f`.
+    static func openToFirstFrameCounts(_ argv: [String]) throws -> [String: Int] {
+        let file = "/tmp/camhal-bench-strace.\(getpid()).txt"
+        defer { unlink(file) }
+        let r = try Spawn.run(["strace", "-f", "-o", file] + argv)
+        guard r.status == 0, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw BenchError("strace -f \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(300))")
+        }
+        guard let counts = openToFirstFrame(straceLog: text) else {
+            throw BenchError("strace -f \(argv.joined(separator: " ")): no device open followed by a dequeued frame in its log")
+        }
+        return counts
+    }
+
+    /// The system calls of an `strace -f` log (every line "PID call(...)") from the first open
+    /// of a device node (/dev/video*, /dev/media*, /dev/v4l-subdev*) to the first VIDIOC_DQBUF
+    /// that returned 0, both counted, by name; a call strace split into "<unfinished ...>" and
+    /// "<... resumed>" counts once. Nil when the log has no such open or no frame after it.
+    static func openToFirstFrame(straceLog: String) -> [String: Int]? {
+        var counts: [String: Int] = [:]
+        var started = false
+        var pendingDequeue: Set<Substring> = []
+        for line in straceLog.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard fields.count == 2 else { continue }
+            let pid = fields[0], call = fields[1].drop { $0 == " " }
+            if call.hasPrefix("<... ") {
+                // The end of a call counted where it began: a dequeue that began and now returned 0.
+                if started, pendingDequeue.remove(pid) != nil, call.hasPrefix("<... ioctl resumed>"), call.hasSuffix("= 0") { return counts }
+                continue
+            }
+            guard let paren = call.firstIndex(of: "("), !call[..<paren].isEmpty, call[..<paren].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { continue }
+            let name = String(call[..<paren])
+            if !started {
+                guard name.hasPrefix("open"), ["\"/dev/video", "\"/dev/media", "\"/dev/v4l-subdev"].contains(where: { call.contains($0) }) else { continue }
+                started = true
+            }
+            counts[name, default: 0] += 1
+            if name == "ioctl", call.contains("VIDIOC_DQBUF") {
+                if call.hasSuffix("= 0") { return counts }
+                if call.hasSuffix("<unfinished ...>") { pendingDequeue.insert(pid) }
+            }
+        }
+        return nil
     }
 
     /// The calls column of `strace -c`'s table by syscall name (the "total" line left out).
@@ -365,9 +448,16 @@ enum Compare {
                         side.instructionsPerFrame.map { String(format: "%.0f", $0) } ?? "-"]
             lines.append(zip(cols, widths).map { pad($0, $1) }.joined())
         }
-        if let ref = r.reference, let ratio = r.cpuRatio, let a = median(r.camhal.cpuPerFrameMs), let b = median(ref.cpuPerFrameMs) {
-            var s = String(format: "ratio camhal/%@: CPU/frame %.3fx (rounds %.3f-%.3f), overhead %+.0f µs/frame",
-                           ref.name, ratio, r.cpuRatioMin ?? 0, r.cpuRatioMax ?? 0, (a - b) * 1000)
+        if let ref = r.reference {
+            // The timed CPU ratio needs both sides' marginal CPU (the VM's noise can leave a
+            // side negative); the other figures, counted ones above all, stand without it.
+            var s = "ratio camhal/\(ref.name):"
+            if let ratio = r.cpuRatio, let a = median(r.camhal.cpuPerFrameMs), let b = median(ref.cpuPerFrameMs) {
+                s += String(format: " CPU/frame %.3fx (rounds %.3f-%.3f), overhead %+.0f µs/frame",
+                            ratio, r.cpuRatioMin ?? 0, r.cpuRatioMax ?? 0, (a - b) * 1000)
+            } else {
+                s += " CPU/frame - (no positive marginal CPU on both sides)"
+            }
             if let x = median(r.camhal.firstFrameFromSpawnMs), let y = median(ref.firstFrameFromSpawnMs), y > 0 {
                 s += String(format: ", first frame from spawn %.2fx", x / y)
             }
@@ -394,6 +484,15 @@ enum Compare {
             }
             if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
                 s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)
+            }
+            if let x = r.camhal.openToFirstFrameSyscalls, let y = ref.openToFirstFrameSyscalls {
+                let (u, v) = (x.values.reduce(0, +), y.values.reduce(0, +))
+                s += String(format: ", system calls from device open to first frame %d vs %d (%.2fx)", u, v, v > 0 ? Double(u) / Double(v) : 0)
+                s += " (camhal: \(topCounts(x)); \(ref.name): \(topCounts(y)))"
+            }
+            if let x = r.camhal.fixedSyscalls, let y = ref.fixedSyscalls, y > 0 {
+                s += String(format: ", system calls outside the frames %d vs %d (%.2fx)", x, y, Double(x) / Double(y))
+                s += " (camhal: \(topCounts(r.camhal.fixedSyscallsByName ?? [:])); \(ref.name): \(topCounts(ref.fixedSyscallsByName ?? [:])))"
             }
             lines.append(s)
             lines.append("reference: \(ref.command)")

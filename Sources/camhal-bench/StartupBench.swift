@@ -8,11 +8,15 @@ import Foundation
 /// drifts hit both sides alike, medians with their range:
 /// - one photo: `camhal capture --source videotestsrc` against the gst-launch-1.0 pipeline that
 ///   encodes one 640x480 videotestsrc frame to a JPEG file;
-/// - start-up: this binary (every backend linked, default traits) against `camhal-bench-v4l2`
-///   (CamHAL and CamHALV4L2 alone), both asked to open a V4L2 device ID that no node carries, so
-///   both load, initialise, look the device up and exit with the same error.
-/// `camhal` and `camhal-bench-v4l2` are found beside this binary (build them with
-/// `swift build -c release --product camhal` and `--product camhal-bench-v4l2`).
+/// - start-up: `camhal-bench-all` (the measured child linking CamHALBackends: every backend the
+///   traits enable, as an app with the default traits) against `camhal-bench-v4l2` (the same
+///   child with CamHAL and CamHALV4L2 alone), both asked to open a V4L2 device ID that no node
+///   carries, so both load, initialise, look the device up and exit with the same error.
+/// Beside the timed figures, the deterministic ones of one more run each side, exec to exit:
+/// system calls by name (`strace -f -c`) and instructions (callgrind), which the load of a
+/// 2-core machine or a VM does not move (`--no-counts` leaves them out).
+/// `camhal`, `camhal-bench-all` and `camhal-bench-v4l2` are found beside this binary (build them
+/// with `swift build -c release --product camhal --product camhal-bench-all --product camhal-bench-v4l2`).
 enum StartupBench {
     struct Pair {
         let name: String
@@ -24,6 +28,7 @@ enum StartupBench {
 
     static func run(_ args: [String]) -> Int32 {
         var rounds = 7
+        var counts = true
         var i = 0
         while i < args.count {
             switch args[i] {
@@ -34,8 +39,11 @@ enum StartupBench {
                 }
                 rounds = r
                 i += 2
+            case "--no-counts":
+                counts = false
+                i += 1
             default:
-                printError("camhal-bench --startup: unknown argument '\(args[i])' (usage: camhal-bench --startup [--rounds R])")
+                printError("camhal-bench --startup: unknown argument '\(args[i])' (usage: camhal-bench --startup [--rounds R] [--no-counts])")
                 return 2
             }
         }
@@ -52,7 +60,7 @@ enum StartupBench {
                              "!", "filesink", "location=\(tmp)/gst.jpg"],
                  camhalName: "camhal capture", referenceName: "gst-launch-1.0", camhalStatus: 0, referenceStatus: 0),
             Pair(name: "start-up, open an absent V4L2 device",
-                 camhal: [me, "--child", "--backend", "v4l2", "--device", absent, "--frames", "1"],
+                 camhal: ["\(dir)/camhal-bench-all", "--child", "--backend", "v4l2", "--device", absent, "--frames", "1"],
                  reference: ["\(dir)/camhal-bench-v4l2", "--child", "--backend", "v4l2", "--device", absent, "--frames", "1"],
                  camhalName: "default traits", referenceName: "V4L2 only", camhalStatus: 1, referenceStatus: 1),
         ]
@@ -114,8 +122,49 @@ enum StartupBench {
             print(pad("", 38) + pad(p.camhalName, 16) + cols(a).enumerated().map { pad($1, [22, 22, 24][$0]) }.joined())
             print(pad("", 38) + pad(p.referenceName, 16) + cols(b).enumerated().map { pad($1, [22, 22, 24][$0]) }.joined())
             print(pad("", 38) + pad("ratio", 16) + pad(ratio { $0.wall }, 22) + pad(ratio { $0.cpu }, 22) + pad(ratio { Double($0.maxRSSKiB) }, 24))
+            if counts { printCounts(p) }
         }
         return failed ? 1 : 0
+    }
+
+    /// One more run of each side under `strace -f -c` and one under callgrind: system calls by
+    /// name and instructions from exec to exit, every thread, as ratios. A side that cannot be
+    /// counted says why on its line; the timed figures above stand either way.
+    static func printCounts(_ p: Pair) {
+        for (tool, package) in [("strace", "strace"), ("valgrind", "valgrind"), ("objcopy", "binutils")] where !Compare.toolOnPath(tool) {
+            print(pad("", 38) + "no system call or instruction counts: \(tool) is not on PATH (Debian package \(package))")
+            return
+        }
+        func syscalls(_ argv: [String], _ status: Int32) -> [String: Int]? {
+            do { return try Compare.syscallCounts(argv, status: status) } catch {
+                printError("camhal-bench --startup: no system call count for \(argv[0]): \(error)")
+                return nil
+            }
+        }
+        func instructions(_ argv: [String]) -> Double? {
+            do {
+                // This package's executables carry the toolchain's DWARF, which valgrind cannot read.
+                guard argv[0].hasPrefix("/") else { return try Compare.instructionCount(argv) }
+                let plain = try Compare.withoutDebugInfo(argv[0])
+                defer { unlink(plain) }
+                return try Compare.instructionCount([plain] + argv.dropFirst())
+            } catch {
+                printError("camhal-bench --startup: no instruction count for \(argv[0]): \(error)")
+                return nil
+            }
+        }
+        let (x, y) = (syscalls(p.camhal, p.camhalStatus), syscalls(p.reference, p.referenceStatus))
+        if let x, let y {
+            let (u, v) = (x.values.reduce(0, +), y.values.reduce(0, +))
+            print(pad("", 38) + "system calls, exec to exit: \(p.camhalName) \(u), \(p.referenceName) \(v)"
+                  + (v > 0 ? String(format: ", ratio %.2fx", Double(u) / Double(v)) : ""))
+            print(pad("", 40) + "\(p.camhalName): \(Compare.topCounts(x))")
+            print(pad("", 40) + "\(p.referenceName): \(Compare.topCounts(y))")
+        }
+        if let i = instructions(p.camhal), let j = instructions(p.reference) {
+            print(pad("", 38) + String(format: "instructions, exec to exit (callgrind): %@ %.1fM, %@ %.1fM, ratio %.2fx",
+                                       p.camhalName, i / 1e6, p.referenceName, j / 1e6, i / j))
+        }
     }
 
     static func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s + " " : s.padding(toLength: w, withPad: " ", startingAt: 0) }

@@ -11,7 +11,7 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
     print(Options.usage)
-    print("       camhal-bench --startup [--rounds R]  one photo against gst-launch-1.0, and every-backend start-up against V4L2-only, as ratios")
+    print("       camhal-bench --startup [--rounds R] [--no-counts]  one photo against gst-launch-1.0, and every-backend start-up against V4L2-only, as ratios; with system calls and instructions counted")
     exit(0)
 }
 if arguments.first == "--startup" {

@@ -40,6 +40,37 @@ extension CamhalBinaryTests {
             #expect(run.status == 2 && run.stderr.contains("run by camhal-bench"), "\(run)")
         }
 
+        /// The every-backend child runs the same child as the V4L2 one with every backend's
+        /// registry: would catch the start-up comparison's two sides drifting apart (another
+        /// main, a child that takes no frames or does not refuse to run by hand).
+        @Test("camhal-bench-all is the same child with every backend")
+        func allChild() async throws {
+            let binary = try camhalBinary("camhal-bench-all")
+            let run = try await runChild(binary.path, ["--child", "--backend", "virtual", "--frames", "3", "--format", "NV12"])
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(run.stdout.split(separator: "\n").last.map(String.init), "\(run)")
+            let report = try JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
+            #expect(report.frames == 3 && report.format == "NV12 640x480", "\(report)")
+            let byHand = try await runChild(binary.path, [])
+            #expect(byHand.status == 2 && byHand.stderr.contains("run by camhal-bench"), "\(byHand)")
+        }
+
+        /// An app with every backend (camhal-bench-all is one) does not link libcamera: the
+        /// libcamera backend dlopen()s it at first use. Would catch the shim linking it again
+        /// (libcamera's gnutls, LTTng-UST and udev constructors cost every such app about 8 ms of
+        /// CPU at start, V4L2-only use included).
+        @Test("camhal-bench-all, camhal-bench and camhal do not link libcamera")
+        func libcameraNotLinked() async throws {
+            for name in ["camhal-bench-all", "camhal-bench", "camhal"] {
+                let binary = try camhalBinary(name)
+                let needed = try await tool("readelf", ["-d", binary.path])
+                #expect(needed.status == 0, "\(needed)")
+                let libraries = needed.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+                #expect(libraries.contains { $0.contains("libswiftCore.so") }, "\(name): \(needed.stdout)")
+                #expect(!libraries.contains { $0.contains("libcamera") }, "\(name): \(libraries)")
+            }
+        }
+
         /// Bad flags exit 2 naming the value: would catch a typo silently measuring the default.
         @Test("bad flags name the bad value", arguments: [
             (["--size", "1280"], "'1280'"), (["--path", "fast"], "'fast'"), (["--backend", "nosuch"], "'nosuch'"),
@@ -49,6 +80,33 @@ extension CamhalBinaryTests {
             let run = try await camhalBench(args)
             #expect(run.status == 2 && run.stderr.contains(names), "\(args): \(run)")
         }
+    }
+}
+
+@Suite("camhal-bench: system calls from device open to first frame")
+struct OpenToFirstFrameTests {
+    /// Counted from the first device node opened to the first dequeue that returned a frame,
+    /// a split call once: would catch counting start-up before the open, stopping at a dequeue
+    /// that failed (EAGAIN) or counting an unfinished call and its resumption twice.
+    @Test("counts from the first device open to the first successful dequeue")
+    func counts() {
+        let log = """
+            100   openat(AT_FDCWD, "/usr/lib/libc.so.6", O_RDONLY|O_CLOEXEC) = 3
+            100   readlink("/dev/v4l/by-id/x", "../../video4", 1023) = 12
+            100   openat(AT_FDCWD, "/dev/video4", O_RDWR|O_NONBLOCK|O_CLOEXEC) = 6
+            100   ioctl(6, VIDIOC_QUERYCAP, {driver="uvcvideo"}) = 0
+            101   ioctl(6, VIDIOC_DQBUF, {type=V4L2_BUF_TYPE_VIDEO_CAPTURE}) = -1 EAGAIN (Resource temporarily unavailable)
+            101   poll([{fd=6, events=POLLIN}], 1, 1000 <unfinished ...>
+            100   futex(0x7f, FUTEX_WAKE_PRIVATE, 1) = 1
+            101   <... poll resumed>) = 1 ([{fd=6, revents=POLLIN}])
+            101   ioctl(6, VIDIOC_DQBUF, {type=V4L2_BUF_TYPE_VIDEO_CAPTURE <unfinished ...>
+            100   gettid() = 100
+            101   <... ioctl resumed>, index=0, bytesused=460800}) = 0
+            100   write(1, "after", 5) = 5
+            """
+        let counts = Compare.openToFirstFrame(straceLog: log)
+        #expect(counts == ["openat": 1, "ioctl": 3, "poll": 1, "futex": 1, "gettid": 1], "\(String(describing: counts))")
+        #expect(Compare.openToFirstFrame(straceLog: "100   openat(AT_FDCWD, \"/dev/video0\", O_RDWR) = 3\n") == nil, "no frame: no count")
     }
 }
 

@@ -186,3 +186,23 @@ struct LazyDeviceFormatsTests {
         #expect(edited.formats.isEmpty && lazy.formats == Self.formats, "setting one copy's list leaves the others")
     }
 }
+
+@Suite("DeviceDescriptor carries its backend's findings without them being part of its value")
+struct BackendContextTests {
+    /// A backend's context rides along with copies and never changes what a descriptor equals,
+    /// hashes or encodes to: would catch a device listed twice (once with its findings, once
+    /// decoded) comparing unequal, or the findings leaking into `probe --json`.
+    @Test("copies carry the context; equality, hashing and coding ignore it")
+    func contextIsNotValue() throws {
+        var carrying = LazyDeviceFormatsTests.eager()
+        carrying.backendContext = BackendContext(42)
+        let copy = carrying
+        #expect(copy.backendContext.value as? Int == 42)
+        #expect(carrying == LazyDeviceFormatsTests.eager() && carrying.hashValue == LazyDeviceFormatsTests.eager().hashValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let a = try encoder.encode(carrying)
+        #expect(a == (try encoder.encode(LazyDeviceFormatsTests.eager())))
+        #expect(try JSONDecoder().decode(DeviceDescriptor.self, from: a).backendContext.value == nil, "a decoded descriptor asks the driver again")
+    }
+}

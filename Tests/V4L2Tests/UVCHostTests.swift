@@ -127,6 +127,29 @@ struct V4L2UVCHostTests {
         }
     }
 
+    /// A USB ID goes straight to the node its /dev/v4l/by-id link names when sysfs agrees, and
+    /// to the sysfs comparison when it does not: would catch a stale link (a replug gave the
+    /// name's node to another camera) trusted without the check, or the scan skipped after one.
+    @Test func aByIDLinkIsTakenOnlyWhenSysfsAgrees() throws {
+        let dir = try TempDir()
+        let cls = try fakeSysfs(dir, node: "video3", attributes: [
+            "idVendor": "046d", "idProduct": "082d", "manufacturer": "Logitech", "product": "HD Pro Webcam C920", "serial": "S1",
+        ])
+        let usb = "usb-Logitech_HD_Pro_Webcam_C920_S1-video-index0"
+        try dir.write("video3", "")
+        try dir.write("video7", "")
+        try dir.link("v4l/by-id/\(usb)", to: "\(dir.path)/video3")
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path) == ["video3"])
+        // A stale link to a node sysfs gives another name: the scan finds the camera's node.
+        let stale = try TempDir()
+        let staleClass = try fakeSysfs(stale, node: "video3", attributes: [
+            "idVendor": "046d", "idProduct": "082d", "manufacturer": "Logitech", "product": "HD Pro Webcam C920", "serial": "S1",
+        ])
+        try stale.write("video7", "")
+        try stale.link("v4l/by-id/\(usb)", to: "\(stale.path)/video7")
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: staleClass, dev: stale.path) == ["video3"])
+    }
+
     @Test func usbNodesWithoutStringsFallBackToVendorAndProductIDs() throws {
         let dir = try TempDir()
         let cls = try fakeSysfs(dir, node: "video2", index: "1", attributes: ["idVendor": "046d", "idProduct": "0825"])

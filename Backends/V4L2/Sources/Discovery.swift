@@ -27,11 +27,19 @@ package enum V4L2Discovery {
     }
 
     /// The capture nodes that can carry the device `id`, found without opening any node: a USB
-    /// ID (`usb-...-video-index<N>`) is matched against each node's sysfs name, a
+    /// ID (`usb-...-video-index<N>`) is matched against its by-id link's node, else each node's sysfs name, a
     /// `<bus_info>/<node>[#input=N]` ID names its node. Empty for any other ID (a udev link name
     /// that is neither): the caller discovers every node then.
     static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [String] {
         if id.hasPrefix("usb-") {
+            // udev's by-id link of that name points at the node: checked against sysfs (a link
+            // can be stale after a replug), it spares reading every other node's USB ancestry
+            // (about a hundred system calls in the VM, with vivid's eleven nodes beside a webcam).
+            // Without udevd, or when the link is wrong, every node's sysfs name is compared.
+            if let target = linkTarget("\(dev)/v4l/by-id/\(id)"), let slash = target.lastIndex(of: "/") {
+                let node = String(target[target.index(after: slash)...])
+                if node.hasPrefix("video"), usbByIDName(nodeName: node, sysfsClass: sysfs) == id { return [node] }
+            }
             return videoNodeNames(sysfs: sysfs, dev: dev).filter { usbByIDName(nodeName: $0, sysfsClass: sysfs) == id }
         }
         let base = id.split(separator: "#", maxSplits: 1).first.map(String.init) ?? id
@@ -39,6 +47,12 @@ package enum V4L2Discovery {
         let node = String(base[base.index(after: slash)...])
         guard node.hasPrefix("video"), Int(node.dropFirst(5)) != nil else { return [] }
         return [node]
+    }
+
+    /// The input an ID names (`...#input=N`), nil for an ID without one.
+    static func input(inID id: String) -> UInt32? {
+        guard let r = id.ranges(of: "#input=").last else { return nil }
+        return UInt32(id[r.upperBound...])
     }
 
     /// Whether `id` has the form of a USB camera's stable ID (`usb-<vendor>_<model>[_<serial>]-video-index<N>`).
@@ -56,7 +70,7 @@ package enum V4L2Discovery {
     static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
         if let usb = usbByIDName(nodeName: nodeName) { return usb }
         for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
-            for link in listDirectory(dir).sorted() where resolvedPath("\(dir)/\(link)") == nodePath {
+            for link in listDirectory(dir).sorted() where linkTarget("\(dir)/\(link)") == nodePath {
                 return link
             }
         }
@@ -82,10 +96,17 @@ package enum V4L2Discovery {
         return "usb-\(vendor)_\(model)\(serial)-video-index\(index)"
     }
 
+    /// The sysfs directory of the device a video node belongs to (its `device` link, followed:
+    /// a USB interface, a platform device): two link reads, the class entry then its `device`.
+    static func sysfsDevice(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        guard let node = linkTarget("\(sysfsClass)/\(nodeName)") else { return nil }
+        return linkTarget("\(node)/device")
+    }
+
     /// The sysfs directory of the USB device a video node belongs to (the ancestor of its
     /// interface with `idVendor`); nil for a node not on USB.
     static func usbDeviceDirectory(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
-        guard var dir = resolvedPath("\(sysfsClass)/\(nodeName)/device") else { return nil }
+        guard var dir = sysfsDevice(nodeName: nodeName, sysfsClass: sysfsClass) else { return nil }
         while access("\(dir)/idVendor", F_OK) != 0 {
             guard let slash = dir.lastIndex(of: "/"), slash != dir.startIndex else { return nil }
             dir = String(dir[..<slash])
@@ -220,7 +241,10 @@ package enum V4L2Discovery {
         return V4L2Formats.describe(fd, mbusCodes: mbusCodes)
     }
 
-    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String) -> [DeviceDescriptor] {
+    /// The devices of the node at `path`: one per camera input (`#input=N` IDs) when it has
+    /// several, else one. `onlyInput` describes that input alone (an ID naming it is being
+    /// opened: selecting and querying the others would only delay its first frame).
+    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil) -> [DeviceDescriptor] {
         let fd: DeviceFD
         do {
             fd = try DeviceFD(path: path)
@@ -264,7 +288,8 @@ package enum V4L2Discovery {
         let cameraInputs = allInputs.filter { $0.type != UInt32(V4L2_INPUT_TYPE_TUNER) }
         let original = currentInput(fd)
         defer { if let original, allInputs.count > 1 { try? selectInput(fd, original) } }
-        let perInput: [Input?] = cameraInputs.count > 1 ? cameraInputs : [nil]
+        var perInput: [Input?] = cameraInputs.count > 1 ? cameraInputs : [nil]
+        if let onlyInput, cameraInputs.count > 1 { perInput = cameraInputs.filter { $0.index == onlyInput } }
 
         var result: [DeviceDescriptor] = []
         for input in perInput {
@@ -300,7 +325,7 @@ package enum V4L2Discovery {
                 zoomMethod = .frameCrop
             }
             let image = controls.image
-            result.append(DeviceDescriptor(
+            var descriptor = DeviceDescriptor(
                 id: id, name: displayName, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external),
                 hasTorch: torchOnFlash || controls.torchOnNode, supportsFocusPoint: false,
@@ -308,9 +333,15 @@ package enum V4L2Discovery {
                 formats: [], zoomMethod: zoomMethod, isExclusive: true, details: d,
                 exposure: image.exposureCapabilities, whiteBalance: image.whiteBalanceCapabilities,
                 antiFlickerModes: image.antiFlickerModes.isEmpty ? nil : image.antiFlickerModes)
-                .withFormats(loadedBy: { [codes = pipeline?.outputCodes, index = input?.index] in
-                    listFormats(path: path, input: index, mbusCodes: codes)
-                }))
+                // The pipeline's output codes with the formats, when first read: finding them
+                // tries each code through the pipeline (vimc: about 5,000 sub-device calls), which
+                // listing the devices need not pay.
+                .withFormats(loadedBy: { [pipeline, index = input?.index] in
+                    listFormats(path: path, input: index, mbusCodes: pipeline?.outputCodes)
+                })
+            // The bind maps these same controls: it reuses them instead of asking again.
+            descriptor.backendContext = BackendContext(controls)
+            result.append(descriptor)
         }
         return result
     }
@@ -329,6 +360,11 @@ package struct V4L2CameraControls: Sendable {
     /// `zoomControl`, `focusControls` and `panTilt` entries for `DeviceDescriptor.details`.
     package let details: [String: String]
     package let image: V4L2ImageControls
+    /// FOCUS_AUTO and FOCUS_ABSOLUTE where they were found, and whether that is a lens
+    /// sub-device rather than the node.
+    package let focusAuto: Bool
+    package let focusAbsolute: ControlInfo?
+    package let focusOnSubdevice: Bool
 
     /// The controls of `node`, its focus controls on `focus` (a lens sub-device, or the node).
     package init(node: some V4L2ControlAccess, focus: some V4L2ControlAccess, focusOnSubdevice: Bool) {
@@ -341,6 +377,9 @@ package struct V4L2CameraControls: Sendable {
                 .compactMap { $0 }.joined(separator: ", ") + (focusOnSubdevice ? " (lens sub-device)" : "")
         }
         focusModes = V4L2Discovery.focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart)
+        focusAuto = fAuto
+        focusAbsolute = fAbs
+        self.focusOnSubdevice = focusOnSubdevice
         zoom = node.queryControl(ControlID.zoomAbsolute)
         if let z = zoom { d[V4L2Discovery.Key.zoomControl] = V4L2Discovery.zoomDescription(z) }
         // PTZ: pan/tilt have no place in the zoom/focus model; listed so apps can see them.

@@ -24,8 +24,9 @@ enum V4L2Formats {
 
     static let captureType = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
 
-    /// Pixel formats of a capture node; with `mbusCode` only those the node makes from that media-bus code.
-    static func pixelFormats(_ fd: DeviceFD, mbusCode: UInt32 = 0) -> [UInt32] {
+    /// Pixel formats of a capture node; with `mbusCode` only those the node makes from that media-bus code;
+    /// with `stop`, the listing ends at that format when the driver lists it.
+    static func pixelFormats(_ fd: DeviceFD, mbusCode: UInt32 = 0, stoppingAt stop: UInt32? = nil) -> [UInt32] {
         var result: [UInt32] = []
         var index: UInt32 = 0
         while index < 256 {
@@ -35,6 +36,7 @@ enum V4L2Formats {
             d.mbus_code = mbusCode
             guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FMT), &d, "VIDIOC_ENUM_FMT")) != nil else { break }
             if !result.contains(d.pixelformat) { result.append(d.pixelformat) }
+            if d.pixelformat == stop { break }
             index += 1
         }
         return result
@@ -187,7 +189,11 @@ enum V4L2Formats {
     /// and when the one chosen turns out to have no size (so the full list would not contain
     /// it), nil: the caller falls back to the full list.
     static func quickChoice(_ fd: DeviceFD, request: StreamRequest) -> FormatDescription? {
-        let pixfmts = pixelFormats(fd)
+        // A pixel format the request names is the one `choose` picks once it is listed: the
+        // listing stops there (vivid lists 83, YUYV first) instead of asking for every one.
+        let want = request.pixelFormat?.rawValue
+        let listed = pixelFormats(fd, stoppingAt: want)
+        let pixfmts = want != nil && listed.last == want ? [want ?? 0] : listed
         // One stand-in per listed pixel format: `choose` picks the pixel format from these by
         // the same rule it applies to the full list.
         let standIns = pixfmts.map { FormatDescription(pixelFormat: PixelFormat(rawValue: $0), size: Size(width: 0, height: 0), frameRates: []) }

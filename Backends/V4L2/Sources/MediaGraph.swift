@@ -74,6 +74,21 @@ struct MediaGraph: Sendable {
             .compactMap { try? load(path: "\(devDirectory)/\($0)") }
     }
 
+    /// The graphs that can hold the video node `name`: those registered beside it in sysfs (a
+    /// UVC camera's interface, vivid's or vimc's platform device) when one of them has the
+    /// node, else every graph (a driver whose media device sits elsewhere in sysfs). Opening one
+    /// camera then reads its own graph, not every media device on the machine.
+    static func holding(node name: String, sysfsClass: String = "/sys/class/video4linux", devDirectory: String = "/dev") -> [MediaGraph] {
+        var st = stat()
+        if let parent = V4L2Discovery.sysfsDevice(nodeName: name, sysfsClass: sysfsClass), stat("\(devDirectory)/\(name)", &st) == 0 {
+            let major = camhal_major(UInt64(st.st_rdev)), minor = camhal_minor(UInt64(st.st_rdev))
+            let siblings = listDirectory(parent).filter { $0.hasPrefix("media") && Int($0.dropFirst(5)) != nil }.sorted()
+                .compactMap { try? load(path: "\(devDirectory)/\($0)") }
+            if siblings.contains(where: { $0.interfaces.contains { $0.major == major && $0.minor == minor } }) { return siblings }
+        }
+        return all(devDirectory: devDirectory)
+    }
+
     // MEDIA_LNK_FL_LINK_TYPE (0xf << 28) imports as a negative Int32: take its bits.
     private func linkType(_ l: Link) -> UInt32 { l.flags & UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_LINK_TYPE)) }
 
@@ -184,6 +199,38 @@ func readTextFile(_ path: String) -> String? {
         data.append(contentsOf: buf[0..<n])
     }
     return String(decoding: data, as: UTF8.self)
+}
+
+/// Where the symbolic link `path` leads, read once per link (`readlink`), its target taken
+/// against the link's own directory: for links whose directory is itself no link (udev's
+/// /dev/v4l/by-id and by-path, a sysfs class directory, a sysfs device directory), the answer of
+/// `resolvedPath` without realpath's readlink of every component (a dozen calls for a sysfs
+/// path, several times per camera opened). `path` itself when it is no link; nil when it does not exist.
+func linkTarget(_ path: String) -> String? {
+    var current = path
+    for _ in 0..<8 {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBufferPointer { b in
+            b.baseAddress.map { $0.withMemoryRebound(to: CChar.self, capacity: b.count) { readlink(current, $0, b.count - 1) } } ?? -1
+        }
+        if n < 0 { return errno == EINVAL ? current : nil }
+        let target = String(decoding: buffer[0..<n], as: UTF8.self)
+        let base = target.hasPrefix("/") ? "" : String(current[..<(current.lastIndex(of: "/") ?? current.startIndex)])
+        current = lexicallyNormalized(base + "/" + target)
+    }
+    return nil
+}
+
+/// `path` with its `.` and `..` components and repeated slashes taken out, without looking at
+/// the file system.
+func lexicallyNormalized(_ path: String) -> String {
+    var parts: [Substring] = []
+    for part in path.split(separator: "/") {
+        if part == "." { continue }
+        if part == ".." { _ = parts.popLast(); continue }
+        parts.append(part)
+    }
+    return "/" + parts.joined(separator: "/")
 }
 
 /// The target of a symbolic link, resolved to an absolute path.

@@ -59,10 +59,12 @@ public final class V4L2Backend: CameraBackend, Sendable {
         // index) read from sysfs: when no node carries it, the camera is not plugged in. Say so at
         // once, instead of opening every other node (2.5 s in the VM) to answer "unknown device".
         if candidates.isEmpty, V4L2Discovery.isUSBID(id) { throw CameraError.disconnected(device: id) }
-        // Read only when there is a node to describe: full discovery reads the graphs itself.
-        let graphs = candidates.isEmpty ? [] : MediaGraph.all(devDirectory: devDirectory)
+        // Read only when there is a node to describe (full discovery reads the graphs itself),
+        // and only the graphs beside it.
         for name in candidates {
-            let found = V4L2Discovery.describeNode(path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier)
+            let graphs = MediaGraph.holding(node: name, devDirectory: devDirectory)
+            let found = V4L2Discovery.describeNode(
+                path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier, onlyInput: V4L2Discovery.input(inID: id))
             guard let d = found.first(where: { $0.id == id }) else { continue }
             known.withLock { map in for f in found { map[f.id] = f } }
             everListed.withLock { $0.formUnion(found.map(\.id)) }

@@ -138,18 +138,26 @@ final class V4L2Binding: DriverBinding, Sendable {
         self.flashFD = flashFD
         self.zoomMethod = device.zoomMethod
         self.presence = NodePresence(fd: core.fd)
-        self.zoomControl = device.zoomMethod == .optical ? core.fd.queryControl(ControlID.zoomAbsolute) : nil
+        // The node's controls as discovery found them moments ago when the descriptor carries
+        // them (each query is a driver round trip, on a webcam a USB control transfer, on the
+        // way to the first frame), else asked again.
+        let known = device.backendContext.value as? V4L2CameraControls
+        let zoomAbsolute = known.map { $0.zoom } ?? core.fd.queryControl(ControlID.zoomAbsolute)
+        // Focus found on a lens sub-device says nothing of the node's own.
+        let nodeFocus = known.flatMap { $0.focusOnSubdevice ? nil : $0 }
+        self.zoomControl = device.zoomMethod == .optical ? zoomAbsolute : nil
         self.cropBounds = device.zoomMethod == .sensorCrop ? V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_BOUNDS) : nil
         zoomMapping = zoomControl.map {
             ZoomControlMapping(minimum: $0.minimum, maximum: $0.maximum, ceiling: device.lenses.first?.nativeZoomCeiling ?? ZoomMath.cap)
         }
-        hasFocusAbsolute = core.fd.queryControl(ControlID.focusAbsolute) != nil
-        imageControls = V4L2ImageControls(core.fd)
+        hasFocusAbsolute = nodeFocus.map { $0.focusAbsolute != nil } ?? (core.fd.queryControl(ControlID.focusAbsolute) != nil)
+        imageControls = known?.image ?? V4L2ImageControls(core.fd)
         // Changes made through this descriptor raise no event here (no ALLOW_FEEDBACK flag), so
         // only other processes' changes arrive.
         var subscribed = false
-        for id in [ControlID.zoomAbsolute, ControlID.focusAuto] where core.fd.queryControl(id) != nil {
-            subscribed = Self.subscribeControlEvents(core.fd, id) || subscribed
+        if zoomAbsolute != nil { subscribed = Self.subscribeControlEvents(core.fd, ControlID.zoomAbsolute) }
+        if nodeFocus.map({ $0.focusAuto }) ?? (core.fd.queryControl(ControlID.focusAuto) != nil) {
+            subscribed = Self.subscribeControlEvents(core.fd, ControlID.focusAuto) || subscribed
         }
         watchesControls = subscribed
     }

@@ -3,6 +3,10 @@
 // Keeps every C++ type inside the shim so Swift needs no C++ interoperability mode. One process-wide
 // CameraManager (a second one aborts the process), started lazily and thread-safely.
 //
+// libcamera is not linked into the binary: the shim dlopen()s it (the version it was compiled
+// against) at the first call that needs it. When that fails, camhal_lc_manager_start and every call
+// that starts the manager return -ENOENT with the library or symbol and dlerror() in `err`.
+//
 // Strings passed to callbacks are valid only during the call. Functions returning int return 0 on
 // success and a negative errno on failure, and write a message into `err` (if not NULL).
 #pragma once
@@ -14,7 +18,8 @@
 extern "C" {
 #endif
 
-/// libcamera's version as built against (e.g. "0.0.3") and as running (CameraManager::version()).
+/// libcamera's version as built against (e.g. "0.0.3") and as running (CameraManager::version();
+/// "" when libcamera cannot be loaded).
 const char *camhal_lc_build_version(void);
 const char *camhal_lc_runtime_version(void);
 
