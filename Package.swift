@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "CamHALConformance", dependencies: ["CamHAL", dependency("CamHALMedia", when: "Media")],
             path: "Conformance"),
-        // Photo, recording, analysis and barcodes on frames from any backend (issue 6).
+        // Photo, recording, analysis and barcodes on frames from any backend.
         .systemLibrary(
             name: "CGStreamer", path: "Sources/CGStreamer",
             pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
@@ -128,7 +128,7 @@ let package = Package(
                 dependency("CTurboJPEG", when: "Media"), dependency("CamHALGStreamer", when: "GStreamer"),
             ],
             path: "Sources/camhal"),
-        // The benchmark (issue 13): CamHAL against each backend's reference tool; not shipped in `camhal`.
+        // The benchmark: CamHAL against each backend's reference tool; not shipped in `camhal`.
         // Its measured child (options, frame take, report), on CamHAL and FoundationEssentials only.
         .target(name: "CamHALBench", dependencies: ["CamHAL"], path: "Sources/CamHALBench"),
         // Times the first device open and VIDIOC_STREAMON of any process it is preloaded into (C, libc only).

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Anti-flicker: N1.
 let antiFlickerArea = Area(name: "Anti-flicker", checks: [

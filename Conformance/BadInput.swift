@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Bad input: B1, B2.
 let badInputArea = Area(name: "Bad input", checks: [

@@ -1,7 +1,7 @@
 #if Media
 @_spi(Testing) import CamHAL
 @_spi(Backend) import CamHALMedia
-import Foundation
+import FoundationEssentials
 
 /// Photo, recording and analysis: C1, C2, C3 (CamHALMedia on frames from any backend).
 let captureArea = Area(name: "Capture, recording, analysis", checks: [
@@ -170,7 +170,7 @@ let captureArea = Area(name: "Capture, recording, analysis", checks: [
         let analysis = cam.analyze { frame in
             behind.withLock { $0.append(Int(newest.value) - Int(frame.sequence)) }
             if (try? scanner.scan(frame)) == nil { scanFailures.withLock { $0 += 1 } }
-            Thread.sleep(forTimeInterval: work)
+            Seconds.block(work)
         }
         let other = cam.frames(policy: .block(capacity: 2))
         let counter = Task { () -> Int in

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Coalescing: Q1.
 let coalescingArea = Area(name: "Coalescing", checks: [
@@ -16,10 +16,10 @@ let coalescingArea = Area(name: "Coalescing", checks: [
         // On a thread of its own: a long synchronous loop on the cooperative pool or a dispatch
         // worker would starve other sessions' work.
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            Thread {
+            startThread(name: "camhal.flood") {
                 for i in 0..<calls { cam.setZoomRatio(range.lowerBound + Double(i % 10) / 10 * (range.upperBound - range.lowerBound)) }
                 c.resume()
-            }.start()
+            }
         }
         let last = min(range.upperBound, range.lowerBound * 1.5)
         cam.setZoomRatio(last)

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Starts another process that streams `device` of `backend` until the returned closure is called
@@ -202,7 +202,7 @@ public final class StateRecorder: Sendable {
             var item = "#\(s.sequence) \(s.status)"
             if s.isPreviewActive { item += " preview" }
             if let e = s.error { item += " (\(e))" }
-            return item + " +" + String(format: "%.1f", Seconds.of(t - first)) + " s"
+            return item + " +" + decimal(Seconds.of(t - first), places: 1) + " s"
         }.joined(separator: ", ")
     }
 

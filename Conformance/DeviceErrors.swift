@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Device errors the device stays present through: S11 (a failed stream, a refused buffer) and
 /// R5d (a buffer the driver marks erroneous). They run where a device can be made to fail so

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Discovery and capabilities: D1–D3, K1–K3.
 let discoveryArea = Area(name: "Discovery and capabilities", checks: [

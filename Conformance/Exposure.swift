@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A manual duration every device with a duration range can take: 1/100 s, clamped into it.
 private func probeDuration(_ r: ClosedRange<Duration>) -> Duration { min(max(.milliseconds(10), r.lowerBound), r.upperBound) }

@@ -1,5 +1,6 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 
 /// A fault the conformance runner makes a device suffer (D3, S7, S8, P1b, C2b).
@@ -224,10 +225,10 @@ public final class WebcamFaultInjector: FaultInjector, Sendable {
         while dir.count > 1 {
             if fm.fileExists(atPath: "\(dir)/idVendor"),
                let serial = try? String(contentsOfFile: "\(dir)/serial", encoding: .utf8) {
-                let s = serial.trimmingCharacters(in: .whitespacesAndNewlines)
+                let s = trimmingWhitespace(serial)
                 return s.isEmpty ? nil : s
             }
-            dir = (dir as NSString).deletingLastPathComponent
+            dir = URL(fileURLWithPath: dir).deletingLastPathComponent().path
         }
         return nil
     }
@@ -320,12 +321,11 @@ public final class WebcamFaultInjector: FaultInjector, Sendable {
             guard n > 0 else { throw FaultInjectionError("\(name): connection closed before answering '\(command)'") }
             answer += buf[..<n]
         }
-        let text = String(decoding: answer.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-            .trimmingCharacters(in: .whitespaces)
+        let text = trimmingSpaces(String(decoding: answer.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self))
         if text == "ok" { return "" }
         if text.hasPrefix("ok ") { return String(text.dropFirst(3)) }
         if text.hasPrefix("error") {
-            throw FaultInjectionError("\(name): '\(command)' refused: \(text.dropFirst(5).trimmingCharacters(in: .whitespaces))")
+            throw FaultInjectionError("\(name): '\(command)' refused: \(trimmingSpaces(text.dropFirst(5)))")
         }
         throw FaultInjectionError("\(name): unexpected answer to '\(command)': '\(text)'")
     }
@@ -398,17 +398,11 @@ public struct VividFaultInjector: FaultInjector {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             DispatchQueue.global(qos: .userInitiated).async {
                 c.resume(with: Result {
-                    let p = Process()
-                    p.executableURL = URL(fileURLWithPath: tool)
-                    p.arguments = ["-d", node, "-c", list]
-                    let err = Pipe()
-                    p.standardError = err
-                    p.standardOutput = FileHandle.nullDevice
-                    try p.run()
-                    p.waitUntilExit()
-                    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    guard p.terminationStatus == 0, message.isEmpty else {
-                        throw FaultInjectionError("\(name): \(list) refused: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (exit \(p.terminationStatus))")
+                    let p = try ChildProcess(tool, ["-d", node, "-c", list], output: .discard, errorOutput: .pipe)
+                    let message = p.errorOutput.map { String(decoding: ChildProcess.readToEnd($0), as: UTF8.self) } ?? ""
+                    let status = p.wait() ?? -1
+                    guard status == 0, message.isEmpty else {
+                        throw FaultInjectionError("\(name): \(list) refused: \(trimmingWhitespace(message)) (exit \(status))")
                     }
                 })
             }

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Focus: F1, F2.
 let focusArea = Area(name: "Focus", checks: [

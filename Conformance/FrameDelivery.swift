@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Frame delivery: R5 (drops and timestamps), R6 (stream ends, fan-out, cancellation).
 let frameDeliveryArea = Area(name: "Frame delivery", checks: [

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Frame metadata: M1, M2.
 let frameMetadataArea = Area(name: "Frame metadata", checks: [

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Frame rate: G1, G2.
 let frameRateArea = Area(name: "Frame rate", checks: [

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Open file descriptors and threads of this process (R3).
 /// This process's open descriptors as `N -> target` (for naming what leaked).

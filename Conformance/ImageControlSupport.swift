@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 // Shared by the exposure, white-balance, anti-flicker and frame-rate checks.
 

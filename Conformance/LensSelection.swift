@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Lens selection: L1–L3.
 let lensSelectionArea = Area(name: "Lens selection", checks: [

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A region every device meters if it meters anything: one point, for every loop it has.
 private func probeRegion(_ caps: MeteringCapabilities, at point: NormalizedPoint = .center) -> MeteringRegion {

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Several cameras at once (J1-J4): two or more devices of one backend streaming in one process,

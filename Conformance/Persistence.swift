@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Control persistence: P1, P2.
 let persistenceArea = Area(name: "Persistence", checks: [

@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Raw device controls: X1–X7 (v4l2-compliance's control invariants, through `DeviceControls`).
 /// Every check that writes puts the old value back.
@@ -175,12 +175,8 @@ let rawControlsArea = Area(name: "Raw device controls", checks: [
         if let writer = ctx.backend as? any ExternalControlWriter {
             try writer.writeControlExternally(deviceID: ctx.device.id, name: c.name, value: target)
         } else if let node = v4l2Node(of: ctx.device), FileManager.default.isExecutableFile(atPath: "/usr/bin/v4l2-ctl") {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
-            p.arguments = ["-d", node, "-c", "\(c.name)=\(target)"]
-            try p.run()
-            p.waitUntilExit()
-            try expect(p.terminationStatus == 0, "v4l2-ctl -d \(node) -c \(c.name)=\(target) exited \(p.terminationStatus)")
+            let status = try ChildProcess("/usr/bin/v4l2-ctl", ["-d", node, "-c", "\(c.name)=\(target)"]).wait() ?? -1
+            try expect(status == 0, "v4l2-ctl -d \(node) -c \(c.name)=\(target) exited \(status)")
         } else if let node = v4l2Node(of: ctx.device) {
             return .skip("no /usr/bin/v4l2-ctl to change a control of \(node) from another process")
         } else {

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A conformance run over one or more devices, in the shapes CI systems read: JSON and JUnit XML.
 ///
@@ -100,8 +100,8 @@ public struct ConformanceReport: Sendable, Codable {
     /// `<failure message=...>` whose text starts with `file:line:`, a skip a `<skipped message=...>`,
     /// and "not supported" a pass whose reason is in `<system-out>`.
     public func junitXML(timestamp: Date = Date()) -> String {
-        func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
-        let stamp = ISO8601DateFormatter().string(from: timestamp)
+        func seconds(_ s: Double) -> String { decimal(s, places: 3) }
+        let stamp = Date.ISO8601FormatStyle().format(timestamp)
         let total = runs.flatMap(\.checks).reduce(0) { $0 + $1.seconds }
         var x = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         x += #"<testsuites name="CamHAL conformance" tests="\#(passed + failed + skipped)" failures="\#(failed)" errors="0" skipped="\#(skipped)" time="\#(seconds(total))">"# + "\n"

@@ -1,6 +1,6 @@
 @_spi(Testing) import CamHAL
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// A delegate that records what it is told, and on which queue; a check awaits what it was told
 /// (the delegate runs on its own queue, after the stream saw the same snapshot).

@@ -1,5 +1,11 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The result of one check, in the style of v4l2-compliance.
 public enum Outcome: Sendable, Hashable {
@@ -249,7 +255,7 @@ public enum ConformanceSuite {
                     dumpThreads(reason: "\(check.id) cleanup still running after \(Int(bound)) s")
                 }
                 let duration = Seconds.of(ContinuousClock.now - started)
-                log("  \(check.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(check.title): \(outcome.line)  [\(Int(duration * 1000)) ms]")
+                log("  \(padded(check.id, to: 4)) \(check.title): \(outcome.line)  [\(Int(duration * 1000)) ms]")
                 summary.add(CheckResult(id: check.id, clause: check.clause, area: area.name, title: check.title, outcome: outcome,
                                         duration: duration, file: location.0, line: location.1))
             }
@@ -302,8 +308,8 @@ func bounded(seconds: Double, _ body: @escaping @Sendable () async -> Void) asyn
 /// hang found in a long unattended run (the VM) can be diagnosed from its log.
 func dumpThreads(reason: String) {
     guard let stacks = threadStacks() else { return }
-    FileHandle.standardError.write(Data("== conformance: \(reason); threads of pid \(getpid()):\n".utf8))
-    FileHandle.standardError.write(Data((stacks.isEmpty ? "(gdb printed nothing: not permitted to attach?)\n" : stacks).utf8))
+    writeAll(2, Array("== conformance: \(reason); threads of pid \(getpid()):\n".utf8))
+    writeAll(2, Array((stacks.isEmpty ? "(gdb printed nothing: not permitted to attach?)\n" : stacks).utf8))
 }
 
 /// A check failure with its reason and where it was detected; `expect` throws it.

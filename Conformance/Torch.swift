@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Torch: T1.
 let torchArea = Area(name: "Torch", checks: [

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A temperature every device with a range can take: 4000 K, clamped into it.
 private func probeTemperature(_ r: ClosedRange<Double>) -> Double { min(max(4000, r.lowerBound), r.upperBound) }

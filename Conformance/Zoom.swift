@@ -1,5 +1,5 @@
 @_spi(Testing) import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// The automatic zoom range of the device under test.
 func autoRange(_ ctx: ConformanceContext) -> ClosedRange<Double> {

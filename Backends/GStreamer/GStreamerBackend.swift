@@ -1,7 +1,7 @@
 #if GStreamer
 import CGStreamer
 @_spi(Backend) import CamHAL
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// CamHAL over GStreamer 1.x: the backend that works on any Linux machine, camera or not.

@@ -1,8 +1,15 @@
 #if GStreamer
 import CGStreamer
 @_spi(Backend) import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// One streaming GStreamer pipeline:
 /// `<source> [! capsfilter] [! videoconvert] ! videocrop ! videoscale ! capsfilter ! appsink`.
@@ -81,20 +88,20 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let pipelineRef = GstPointer(value: pipeline)
         let changed = DispatchSemaphore(value: 0)
         let result = Locked(GST_STATE_CHANGE_FAILURE)
-        Thread {
+        startThread(name: "camhal.gst.start") {
             let r = gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
             result.set(r)
             changed.signal()
-        }.start()
+        }
         if changed.wait(timeout: .now() + Self.startTimeout) == .timedOut {
             let error = Self.pendingError(pipeline, deviceID: deviceID)
             closed.set(true)  // no bus thread was started; deinit's close() has nothing to do
             // Left to finish (and be dropped) in the background; the device stays with whoever holds it.
-            Thread {
+            startThread(name: "camhal.gst.drop") {
                 changed.wait()
                 _ = gst_element_set_state(pipelineRef.value, GST_STATE_NULL)
                 gst_object_unref(pipelineRef.value)
-            }.start()
+            }
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
             onReleased()
@@ -119,9 +126,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             onReleased()
             throw error ?? .configurationFailed("GStreamer could not start the pipeline of \(deviceID)")
         }
-        let thread = Thread { [self] in watchBus() }
-        thread.name = "camhal.gstreamer.\(deviceID)"
-        thread.start()
+        startThread(name: "camhal.gstreamer.\(deviceID)") { [self] in watchBus() }
         // Installed last, once the binding is whole; samples that came before wait in the
         // appsink (bounded by max-buffers) and the drain below takes them, in order.
         var callbacks = GstAppSinkCallbacks()
@@ -304,7 +309,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let owned = Teardown(pipeline: GstPointer(value: pipeline), appsink: GstPointer(value: appsink), crop: crop, onReleased: onReleased)
         let released = DispatchSemaphore(value: 0)
         let busJoined = DispatchSemaphore(value: 0)
-        let teardown = Thread {
+        startThread(name: "camhal.gstreamer.close") {
             _ = gst_element_set_state(owned.pipeline.value, GST_STATE_NULL)
             busJoined.wait()
             owned.crop.detach()
@@ -313,13 +318,11 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             owned.onReleased()
             released.signal()
         }
-        teardown.name = "camhal.gstreamer.close"
-        teardown.start()
         delivery.withLock { $0.cache.clear() }
         finished.wait()
         busJoined.signal()
         if released.wait(timeout: .now() + Self.closeTimeout) == .timedOut {
-            FileHandle.standardError.write(Data("camhal: gstreamer: \(deviceID) did not stop within \(Int(Self.closeTimeout)) s; it is released in the background when GStreamer lets go\n".utf8))
+            printError("camhal: gstreamer: \(deviceID) did not stop within \(Int(Self.closeTimeout)) s; it is released in the background when GStreamer lets go")
         }
     }
 

@@ -2,8 +2,15 @@
 import CGStreamer
 import CamHAL
 import CamHALV4L2
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Hot-plug events (D3) from GStreamer's device providers, each asked on its own (a monitor
 /// would hide the v4l2 provider behind libcamera's). Devices present when the watch starts are
@@ -47,7 +54,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
         let initialNodes = Set(polled ? GStreamerDevices.probe(providers: [Self.nodeProvider]).devices.map(\.descriptor.id) : [])
         let stopping = self.stopping
         let finished = self.finished
-        let thread = Thread { [weak backend] in
+        startThread(name: "camhal.gstreamer.devicewatch") { [weak backend] in
             defer { finished.signal() }
             var providers: [(name: String, provider: UnsafeMutablePointer<GstDeviceProvider>, bus: UnsafeMutablePointer<GstBus>)] = []
             for name in started {
@@ -108,8 +115,6 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
                 gst_object_unref(UnsafeMutableRawPointer(p))
             }
         }
-        thread.name = "camhal.gstreamer.devicewatch"
-        thread.start()
     }
 
     func cancel() {

@@ -2,7 +2,7 @@
 import CGStreamer
 import CamHAL
 import CamHALV4L2
-import Foundation
+import FoundationEssentials
 
 /// A device a GStreamer device provider listed that CamHAL does not offer through this backend,
 /// and why (see `GStreamerBackend.skippedDevices`).
@@ -31,7 +31,7 @@ enum GStreamerDevices {
     /// device providers) in a process that does not use the libcamera backend.
     static var providerNames: [String] {
         if let env = ProcessInfo.processInfo.environment["CAMHAL_GST_PROVIDERS"] {
-            return env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "none" }
+            return env.split(separator: ",").map { trimmingSpaces($0) }.filter { !$0.isEmpty && $0 != "none" }
         }
         return ["v4l2deviceprovider", "pipewiredeviceprovider"]
     }
@@ -42,7 +42,7 @@ enum GStreamerDevices {
         case "v4l2deviceprovider": return "v4l2"
         case "libcameraprovider": return "libcamera"
         case "pipewiredeviceprovider": return "pipewire"
-        default: return provider.replacingOccurrences(of: "deviceprovider", with: "").replacingOccurrences(of: "provider", with: "")
+        default: return provider.replacing("deviceprovider", with: "").replacing("provider", with: "")
         }
     }
 

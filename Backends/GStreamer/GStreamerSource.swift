@@ -1,7 +1,7 @@
 #if GStreamer
 import CGStreamer
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A video source that is not a device GStreamer's device monitor lists: a network camera, a
 /// video file, or a gst-launch style source description.
@@ -17,7 +17,7 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
 
     /// A network camera (`rtsp://`, `rtsps://`) or a video file (`file:///path`) used as a camera.
     public static func uri(_ uri: String) throws(CameraError) -> GStreamerSource {
-        let trimmed = uri.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmingWhitespace(uri)
         let lower = trimmed.lowercased()
         guard let scheme = lower.split(separator: ":", maxSplits: 1).first.map(String.init),
               ["rtsp", "rtsps", "rtspt", "file"].contains(scheme), lower.hasPrefix(scheme + "://") else {
@@ -65,7 +65,7 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
     ///   - allowPipeline: the app's own trusted pipeline: any element (the size limits and the
     ///     linear-chain syntax still apply).
     public static func description(_ description: String, policy: GStreamerBackend.SourcePolicy = .default, allowPipeline: Bool = false) throws(CameraError) -> GStreamerSource {
-        let trimmed = description.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmingWhitespace(description)
         try SourceAllowlist.validate(trimmed, original: description, policy: policy, allowPipeline: allowPipeline)
         return GStreamerSource(kind: .description(trimmed, allowPipeline: allowPipeline))
     }
@@ -87,7 +87,7 @@ public struct GStreamerSource: Sendable, Hashable, CustomStringConvertible {
 
     /// A URI with its user information (credentials) hidden.
     static func redacted(_ uri: String) -> String {
-        guard let scheme = uri.range(of: "://") else { return uri }
+        guard let scheme = uri.firstRange(of: "://") else { return uri }
         let rest = uri[scheme.upperBound...]
         let hostEnd = rest.firstIndex(of: "/") ?? rest.endIndex
         guard let at = rest[..<hostEnd].lastIndex(of: "@") else { return uri }

@@ -1,5 +1,6 @@
 @_spi(Backend) import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// A live camera that shows one fixed picture at a steady frame rate: every frame shares the
 /// picture's planes (no copy), with its own sequence number and timestamp. For tests and
@@ -50,7 +51,7 @@ final class FixedImageBinding: DriverBinding, Sendable {
     init(picture: Frame, frameRate: Double, sink: DriverSink) {
         format = StreamFormat(
             pixelFormat: picture.format, width: picture.width, height: picture.height, frameRate: frameRate)
-        Thread { [stopping, done] in
+        startThread(name: "camhal.fixed") { [stopping, done] in
             var sequence: UInt64 = 0
             while !stopping.value {
                 sequence += 1
@@ -59,10 +60,10 @@ final class FixedImageBinding: DriverBinding, Sendable {
                         format: picture.format, width: picture.width, height: picture.height, planes: picture.planes,
                         sequence: sequence, timestamp: ProcessInfo.processInfo.systemUptime,
                         onRelease: { withExtendedLifetime(picture) {} }))
-                Thread.sleep(forTimeInterval: 1 / frameRate)  // the frame period, as a sensor's
+                Seconds.block(1 / frameRate)  // the frame period, as a sensor's
             }
             done.signal()
-        }.start()
+        }
     }
 
     func applyZoom(lens: Lens, factor: Double) -> ZoomApplication { .none }

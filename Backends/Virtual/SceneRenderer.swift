@@ -1,5 +1,11 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Renders the virtual scene. Every pixel encodes where it looks in the world, so tests can
 /// measure the field of view from the pixels alone:

@@ -1,5 +1,5 @@
 @_spi(Testing) @_spi(Backend) import CamHAL
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A virtual camera for apps' own tests, like CameraX's FakeCamera: a labelled test double, not

@@ -1,6 +1,13 @@
 @_spi(Backend) import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// One streaming virtual device: a thread renders the scene through the current lens and crop at
 /// the configured rate into a small pool of buffers. A frame held by the app keeps its buffer; when
@@ -40,7 +47,7 @@ final class VirtualBinding: DriverBinding, Sendable {
     let pool: BufferPool
     private let finished = DispatchSemaphore(value: 0)
     private let started = Mutex(false)
-    private let streamingThread = Mutex<ObjectIdentifier?>(nil)
+    private let streamingThread = Mutex<pthread_t?>(nil)
 
     let scene: VirtualScene
     /// Whether the device has the exposure and white-balance loops (`virtual-back`; the front
@@ -63,12 +70,10 @@ final class VirtualBinding: DriverBinding, Sendable {
     func startStreaming() {
         guard !started.withLock({ $0 }) else { return }
         started.withLock { $0 = true }
-        let thread = Thread { [self] in
-            streamingThread.withLock { $0 = ObjectIdentifier(Thread.current) }
+        startThread(name: "camhal.virtual.\(deviceID)") { [self] in
+            streamingThread.withLock { $0 = pthread_self() }
             run()
         }
-        thread.name = "camhal.virtual.\(deviceID)"
-        thread.start()
     }
 
     private func run() {
@@ -81,7 +86,7 @@ final class VirtualBinding: DriverBinding, Sendable {
             next += .seconds(interval)
             let wait = Seconds.of(next - ContinuousClock.now)
             // The emulated sensor's frame period (what real hardware takes to expose a frame).
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = ContinuousClock.now }
+            if wait > 0 { Seconds.block(wait) } else { next = ContinuousClock.now }
             // The optics at exposure time, not before the wait: a frame shows the crop applied
             // before it was taken, as its metadata says (M1).
             let (o, converging) = optics.withLock { o -> (Optics, Bool) in
@@ -250,7 +255,7 @@ final class VirtualBinding: DriverBinding, Sendable {
     /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = ContinuousClock.now + .seconds(seconds) }
-        if streamingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) {
+        if !streamingThread.withLock({ $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }) {
             let deadline = ContinuousClock.now + .milliseconds(50)
             // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
             // the streaming thread would have to signal on every frame.

@@ -1,5 +1,5 @@
 @_spi(Testing) @_spi(Backend) import CamHAL
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The virtual camera's raw controls (X1–X7), honest ones: `brightness` lifts the rendered luma,

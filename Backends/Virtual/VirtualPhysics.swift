@@ -1,5 +1,11 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The virtual sensor's exposure and white-balance loops. The virtual camera is a labelled test
 /// double, but its physics are honest so the suite can measure effects from the image (E5, W5):

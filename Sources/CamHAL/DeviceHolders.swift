@@ -114,7 +114,7 @@ public struct DeviceHolders: Sendable, Hashable, Codable, CustomStringConvertibl
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func directory(_ path: String) -> [String] {
+    static func directory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []

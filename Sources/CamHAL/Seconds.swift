@@ -46,6 +46,16 @@ package enum Seconds {
         try await Task.sleep(nanoseconds: nanoseconds(seconds))
     }
 
+    /// Blocks the calling thread for `seconds` (clamped), sleeping again for what is left when a
+    /// signal interrupts the wait: what Foundation's `Thread.sleep(forTimeInterval:)` does, for
+    /// the threads a backend paces itself (a sensor's frame period), never the cooperative pool's.
+    public static func block(_ seconds: Double) {
+        let s = clamped(seconds)
+        var request = timespec(tv_sec: Int(s), tv_nsec: Int((s - s.rounded(.down)) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
     /// Seconds on CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: read from
     /// the vDSO page, no system call, a few ms of resolution): for what the frame path measures
     /// (interruptions), which a wall-clock step must not lengthen or shorten.

@@ -184,9 +184,3 @@ package func defaultLatency(backend: String, driver: String?) -> LatencySource {
     }
     return .driver
 }
-
-/// Writes a line to standard error.
-package func printError(_ s: String) {
-    let bytes = Array((s + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}

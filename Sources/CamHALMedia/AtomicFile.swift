@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,8 +76,8 @@ public enum AtomicFile {
             throw failure(path, String(cString: strerror(errno)))
         }
         let dir = URL(fileURLWithPath: target).deletingLastPathComponent().path
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+        var isDir = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir else {
             throw failure(path, "directory \(dir) does not exist")
         }
         guard access(dir, W_OK | X_OK) == 0 else {

@@ -1,7 +1,8 @@
 #if Media
 import CZBar
 import CamHAL
-import Foundation
+import FoundationEssentials
+import Synchronization
 
 /// A barcode symbology.
 public enum BarcodeFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
@@ -80,7 +81,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     public let formats: Set<BarcodeFormat>
     /// Whether view coordinates are mirrored: `.auto` mirrors front-facing cameras, like their preview.
     public let mirror: PhotoSettings.Mirror
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private let scanner: OpaquePointer
     private let onResult: (@Sendable ([Barcode], Frame) -> Void)?
 
@@ -119,8 +120,11 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
 
     /// Scans an 8-bit gray image that shows `origin` of a frame (pixel coordinates are offset by it).
     func scanGray(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { _ in scanLocked(gray, origin: origin, mirrored: mirrored) }
+    }
+
+    /// `scanGray` with `lock` held: zbar's scanner keeps state between images.
+    private func scanLocked(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
         guard let image = zbar_image_create() else { return [] }
         defer { zbar_image_destroy(image) }
         let y800: UInt = 0x3030_3859  // 'Y','8','0','0'

@@ -1,6 +1,6 @@
 #if Media
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 extension CameraDevice {
     /// Takes a photo from the first frame that is ready (CameraX `ImageCapture.takePicture`,

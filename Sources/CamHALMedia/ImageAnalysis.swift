@@ -1,7 +1,7 @@
 #if Media
 import CamHAL
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Something that looks at frames (CameraX `ImageAnalysis.Analyzer`, AVFoundation

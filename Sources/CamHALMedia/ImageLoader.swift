@@ -1,7 +1,7 @@
 #if Media
 import CGStreamer
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Loads still images (PNG, JPEG, anything GStreamer's decodebin reads) as 8-bit gray, for test
 /// scenes and `camhal scan --image`.

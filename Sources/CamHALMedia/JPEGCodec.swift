@@ -1,7 +1,7 @@
 #if Media
 import CTurboJPEG
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// JPEG encoding and decoding through libjpeg-turbo's TurboJPEG API.
 ///

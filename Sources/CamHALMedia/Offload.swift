@@ -1,7 +1,7 @@
 #if Media
 import CamHAL
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// Runs CPU-heavy work (encoding, scanning) on a Dispatch queue instead of a Swift-concurrency
 /// cooperative thread, so a slow encode never starves other tasks (there may be only 2 of those threads).

@@ -1,6 +1,6 @@
 #if Media
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// How a photo is taken (CameraX `ImageCapture` options, AVFoundation `AVCapturePhotoSettings`).
 public struct PhotoSettings: Sendable, Hashable {

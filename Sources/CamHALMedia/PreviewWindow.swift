@@ -1,7 +1,7 @@
 #if Media
 import CGStreamer
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A window on the X display that shows a camera's frames, with an optional line of text over
 /// them, and reports the keys pressed and the mouse clicks in it (`camhal preview`).
@@ -171,7 +171,7 @@ public final class PreviewWindow: @unchecked Sendable {
     /// Ends the window on the first pipeline error; ximagesink reports a window the user closed
     /// as the error "Output window was closed", which is an ordinary end.
     private func startBusThread() {
-        let thread = Thread { [weak self] in
+        startThread(name: "camhal.preview.bus") { [weak self] in
             while let self, !self.closed.value {
                 guard let m = gst_bus_timed_pop_filtered(self.bus, 100_000_000, GST_MESSAGE_ERROR) else { continue }
                 let text = GStreamerRuntime.errorText(m)
@@ -179,8 +179,6 @@ public final class PreviewWindow: @unchecked Sendable {
                 self.finish(text.contains("window was closed") ? nil : .streamFailed("preview window: \(text)"))
             }
         }
-        thread.name = "camhal.preview.bus"
-        thread.start()
     }
 
     /// The navigation probe's context: turns C callbacks into `Event`s.

@@ -1,7 +1,8 @@
 #if Media
 import CGStreamer
 import CamHAL
-import Foundation
+import Dispatch
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -127,7 +128,7 @@ public struct RecordingStats: Sendable, Hashable, CustomStringConvertible {
     /// Frames the recorder skipped because it was behind (keep-only-latest) or they went backwards in time.
     public var droppedFrames: Int
     public var description: String {
-        String(format: "%.1f s, %lld bytes, %d frames, %d dropped", Seconds.of(duration), bytes, frames, droppedFrames)
+        "\(decimal(Seconds.of(duration), places: 1)) s, \(bytes) bytes, \(frames) frames, \(droppedFrames) dropped"
     }
 }
 
@@ -502,7 +503,7 @@ public final class Recording: @unchecked Sendable {
     }
 
     private func startBusThread() {
-        let thread = Thread { [self] in
+        startThread(name: "camhal.recording.bus") { [self] in
             var lastStatus: ContinuousClock.Instant?
             let types = GstMessageType(rawValue: GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue)
             while true {
@@ -528,8 +529,6 @@ public final class Recording: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "camhal.recording.bus"
-        thread.start()
     }
 
     /// Ends the stream (EOS through the muxer so the file is closed properly), waits up to 5 s
@@ -582,7 +581,7 @@ public final class Recording: @unchecked Sendable {
     static func truncation(reached: Double, span: Double) -> String? {
         let missing = span - reached
         guard missing > max(2, span / 4) else { return nil }
-        return String(format: "its frames reach %.1f s of the %.1f s recorded (frames stopped reaching it)", reached, span)
+        return "its frames reach \(decimal(reached, places: 1)) s of the \(decimal(span, places: 1)) s recorded (frames stopped reaching it)"
     }
 
     private func teardownPipeline() {

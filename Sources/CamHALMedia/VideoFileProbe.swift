@@ -1,7 +1,7 @@
 #if Media
 import CGStreamer
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// Reads recorded files back, in process (no gst-launch needed): for conformance and tests.
 public enum VideoFileProbe {

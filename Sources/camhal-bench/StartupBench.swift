@@ -1,3 +1,4 @@
+import CamHAL
 import CamHALBench
 import Foundation
 

@@ -1,6 +1,6 @@
 import CamHAL
 import CamHALBackends
-import Foundation
+import FoundationEssentials
 
 /// One `camhal` verb: its name, one-line summary, usage text and entry point.
 struct Verb: Sendable {
@@ -148,7 +148,7 @@ enum CLI {
             print(overview)
             print("\nverbs:")
             let width = verbs.map(\.name.count).max() ?? 0
-            for v in verbs { print("  \(v.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(v.summary)") }
+            for v in verbs { print("  \(padded(v.name, to: width))  \(v.summary)") }
             return arguments.isEmpty ? 2 : 0
         }
         guard let verb = verbs.first(where: { $0.name == first }) else {
@@ -210,12 +210,7 @@ extension CLI {
     }
 }
 
-/// Writes a line to standard error.
-func printError(_ s: String) {
-    FileHandle.standardError.write(Data((s + "\n").utf8))
-}
-
 /// Writes a line to standard output at once (unbuffered), for progress and event lines.
 func printNow(_ s: String) {
-    FileHandle.standardOutput.write(Data((s + "\n").utf8))
+    writeAll(1, Array((s + "\n").utf8))
 }

@@ -1,7 +1,13 @@
 #if Media
 import CamHAL
 import CamHALMedia
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `camhal capture`: one photo to a JPEG file.
 enum CaptureCommand {
@@ -102,13 +108,13 @@ enum CaptureCommand {
             if let url {
                 try OutputPath.write(photo.data, to: url, a)
             } else {
-                FileHandle.standardOutput.write(Data(photo.data))
+                writeAll(1, photo.data)
             }
             let ms = Seconds.of(ContinuousClock.now - started) * 1000
             let line = "wrote \(url == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
                 + "from \(photo.metadata.device) frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
                 + "\(photo.metadata.mirrored ? ", mirrored" : "")"
-                + skipped(photo.metadata) + "), \(String(format: "%.0f", ms)) ms"
+                + skipped(photo.metadata) + "), \(decimal(ms, places: 0)) ms"
             // With -o - standard output carries the JPEG alone.
             if url == nil { printError(line) } else { print(line) }
         } catch {

@@ -2,7 +2,7 @@ import CamHAL
 import CamHALBackends
 import CamHALConformance
 import CamHALMedia
-import Foundation
+import FoundationEssentials
 
 /// `camhal conformance`: the shared conformance suite against real devices (or the virtual one),
 /// with reports CI systems read (`--json`, `--junit FILE`).
@@ -42,7 +42,7 @@ enum ConformanceCommand {
         if a.has("list") {
             for area in ConformanceSuite.areas {
                 print("\(area.name):")
-                for c in area.checks { print("  \(c.id.padding(toLength: 4, withPad: " ", startingAt: 0)) \(c.title)") }
+                for c in area.checks { print("  \(padded(c.id, to: 4)) \(c.title)") }
             }
             return 0
         }
@@ -90,7 +90,7 @@ enum ConformanceCommand {
     static func selection(_ a: Arguments) throws -> Set<String>? {
         if a["clauses"] != nil, a["only"] != nil { throw UsageError("--clauses and --only are the same option; give one") }
         guard let option = a["clauses"] != nil ? "clauses" : a["only"] != nil ? "only" : nil, let list = a[option] else { return nil }
-        let ids = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let ids = Set(list.split(separator: ",").map { trimmingSpaces($0) }.filter { !$0.isEmpty })
         guard !ids.isEmpty else { throw UsageError("option --\(option): '\(list)' names no clause") }
         if let bad = ConformanceSuite.unknownSelectors(ids).first {
             throw UsageError("option --\(option): unknown clause or check '\(bad)' (camhal conformance --list shows them)")
@@ -118,7 +118,7 @@ enum ConformanceCommand {
     static func others(for device: DeviceDescriptor, in devices: [DeviceDescriptor], _ a: Arguments, backend: String) throws -> [DeviceDescriptor] {
         if let list = a["second-device"] {
             if list == "none" { return [] }
-            let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let ids = list.split(separator: ",").map { trimmingSpaces($0) }.filter { !$0.isEmpty }
             guard !ids.isEmpty else { throw UsageError("option --second-device: '\(list)' names no device") }
             if ids.contains("none") { throw UsageError("option --second-device: 'none' stands alone, not in a list") }
             var found: [DeviceDescriptor] = []

@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// A control the device will not take a value for right now: inactive (under automatic control)
 /// or refused by the driver (a UVC camera's EACCES in the same case). Exit status 1: the command
@@ -70,7 +70,7 @@ enum ControlAssignments {
 
     /// Whether `text` is written as an integer (decimal or 0x hex, optionally signed), however wide.
     static func isIntegerText(_ text: String) -> Bool {
-        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        var s = Substring(trimmingSpaces(text))
         if let c = s.first, c == "+" || c == "-" { s = s.dropFirst() }
         if s.lowercased().hasPrefix("0x") { return s.count > 2 && s.dropFirst(2).allSatisfy(\.isHexDigit) }
         return !s.isEmpty && s.allSatisfy { ("0"..."9").contains($0) }

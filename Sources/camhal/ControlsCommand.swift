@@ -1,6 +1,6 @@
 import CamHAL
 import CamHALBackends
-import Foundation
+import FoundationEssentials
 
 /// `camhal controls`: a device's raw controls in `v4l2-ctl -L`'s layout, and `--set name=value`.
 enum ControlsCommand {
@@ -63,7 +63,7 @@ enum ControlsCommand {
         if a.has("json") {
             print(try CLI.json(list, pretty: true))
         } else {
-            FileHandle.standardOutput.write(Data(listing(list).utf8))
+            writeAll(1, Array(listing(list).utf8))
         }
         if let seconds = watchSeconds {
             let stream = controls.changes()

@@ -1,7 +1,14 @@
 import CamHAL
 import CamHALBackends
 import CamHALConformance
-import Foundation
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `camhal hold`: streams a device until killed (or for --seconds), printing `streaming` once the
 /// first frame arrived. The conformance check R4b starts it to hold a device from another process.
@@ -88,33 +95,27 @@ enum HoldCommand {
     /// waits until it streams; the returned closure stops it and waits for it to exit.
     static let holder: ProcessHolder = { backend, device, timeout in
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = ["hold", "--backend", backend, "--device", device.id]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        let exited = DispatchSemaphore(value: 0)
-        p.terminationHandler = { _ in exited.signal() }
-        try p.run()
+        let p = try ChildProcess(exe, ["hold", "--backend", backend, "--device", device.id], output: .pipe, errorOutput: .discard)
         let stop: @Sendable () -> Void = {
             // A child stuck in a camera stack's teardown must not hang the suite: SIGKILL after 3 s.
             if p.isRunning {
-                p.terminate()
-                if exited.wait(timeout: .now() + 3) == .timedOut { kill(p.processIdentifier, SIGKILL) }
+                p.signal(SIGTERM)
+                if p.wait(timeout: 3) == nil { p.signal(SIGKILL) }
             }
-            p.waitUntilExit()
+            p.wait()
         }
         // Wait for the child's "streaming" line without blocking the cooperative pool.
         let ready = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             DispatchQueue.global().async {
-                let handle = out.fileHandleForReading
+                guard let out = p.output else { return c.resume(returning: false) }
                 let deadline = ContinuousClock.now + .seconds(timeout)
                 var text = ""
-                while ContinuousClock.now < deadline, p.isRunning || !text.isEmpty {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    text += String(decoding: data, as: UTF8.self)
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while ContinuousClock.now < deadline {
+                    let n = chunk.withUnsafeMutableBytes { read(out, $0.baseAddress, $0.count) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }  // the child closed its output (it ended)
+                    text += String(decoding: chunk[..<n], as: UTF8.self)
                     if text.contains("streaming") { return c.resume(returning: true) }
                 }
                 c.resume(returning: false)

@@ -7,7 +7,7 @@ import CamHALGStreamer
 import CamHALMedia
 #endif
 import CamHALVirtual
-import Foundation
+import FoundationEssentials
 
 /// Shared by `capture`, `record`, `scan` and `hold`: opening the source the flags name.
 enum MediaSupport {
@@ -126,6 +126,6 @@ enum MediaSupport {
     #endif
 
     static func human(_ bytes: Int64) -> String {
-        bytes >= 1 << 20 ? String(format: "%.1f MB", Double(bytes) / 1048576) : String(format: "%.1f kB", Double(bytes) / 1024)
+        bytes >= 1 << 20 ? decimal(Double(bytes) / 1048576, places: 1) + " MB" : decimal(Double(bytes) / 1024, places: 1) + " kB"
     }
 }

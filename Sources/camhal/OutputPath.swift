@@ -1,6 +1,6 @@
 import CamHAL
 import CamHALMedia
-import Foundation
+import FoundationEssentials
 
 /// The output policy of every verb that writes a file (`capture -o`, `record -o`,
 /// `conformance --junit`): `AtomicFile`'s (a new path or a regular file is written, a symbolic link

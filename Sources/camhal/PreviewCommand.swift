@@ -1,7 +1,13 @@
 #if Media
 import CamHAL
 import CamHALMedia
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `camhal preview`: the live picture in a window (`PreviewWindow`), the state as a status line
 /// (on stdout, and over the picture), keys for zoom, lens, torch and focus, a click to focus.
@@ -167,7 +173,7 @@ enum PreviewCommand {
                 return
             }
             camera.setFocusPoint(point)
-            printNow(String(format: "focus point %.2f,%.2f", point.x, point.y))
+            printNow("focus point \(decimal(point.x, places: 2)),\(decimal(point.y, places: 2))")
         }
     }
 

@@ -1,6 +1,6 @@
 import CamHAL
 import CamHALBackends
-import Foundation
+import FoundationEssentials
 
 /// `camhal probe`: every registered backend, its availability, devices and capabilities.
 enum ProbeCommand {
@@ -170,7 +170,7 @@ enum ProbeCommand {
                 print("    " + imageControlsLine(d))
                 print("    lenses:")
                 for l in d.lenses {
-                    print("      \(l.id.padding(toLength: 16, withPad: " ", startingAt: 0)) \(l.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(ZoomMath.format(l.minZoomRatio))x...\(ZoomMath.format(l.maxZoomRatio))x  flash \(l.hasFlash ? "yes" : "no")  pinnable \(l.isPinnable ? "yes" : "no")")
+                    print("      \(padded(l.id, to: 16)) \(padded(l.kind.rawValue, to: 10)) \(ZoomMath.format(l.minZoomRatio))x...\(ZoomMath.format(l.maxZoomRatio))x  flash \(l.hasFlash ? "yes" : "no")  pinnable \(l.isPinnable ? "yes" : "no")")
                 }
                 print("    formats (\(d.formats.count)):")
                 var byFormat: [String: [String]] = [:]
@@ -185,7 +185,7 @@ enum ProbeCommand {
                     let sizes = byFormat[pf] ?? []
                     for (row, start) in stride(from: 0, to: sizes.count, by: 6).enumerated() {
                         let label = row == 0 ? pf : ""
-                        print("      \(label.padding(toLength: 5, withPad: " ", startingAt: 0)) \(sizes[start..<min(start + 6, sizes.count)].joined(separator: " "))")
+                        print("      \(padded(label, to: 5)) \(sizes[start..<min(start + 6, sizes.count)].joined(separator: " "))")
                     }
                 }
                 let bandwidth = d.formats.compactMap { f -> String? in

@@ -1,5 +1,11 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What `camhal probe` adds for planning several cameras: who has each device node open, the USB
 /// bus and port of a USB camera, and each uncompressed format's bus bandwidth.
@@ -22,13 +28,13 @@ enum ProbeUSB {
     /// interface whose parent is the USB device with `busnum` and `devpath`. Nil when the node is
     /// not on USB.
     static func port(node: String, sysfs: String = "/sys/class/video4linux") -> Port? {
-        let name = (node as NSString).lastPathComponent
+        let name = URL(fileURLWithPath: node).lastPathComponent
         guard let resolved = realpath("\(sysfs)/\(name)/device", nil) else { return nil }
         defer { free(resolved) }
         let interface = String(cString: resolved)
-        let usbDevice = (interface as NSString).deletingLastPathComponent
+        let usbDevice = URL(fileURLWithPath: interface).deletingLastPathComponent().path
         func read(_ file: String) -> String? {
-            (try? String(contentsOfFile: "\(usbDevice)/\(file)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            (try? String(contentsOfFile: "\(usbDevice)/\(file)", encoding: .utf8)).map { trimmingWhitespace($0) }
         }
         guard let bus = read("busnum").flatMap(Int.init), let devpath = read("devpath"), !devpath.isEmpty else { return nil }
         return Port(bus: bus, port: devpath, speedMbps: read("speed").flatMap(Double.init))

@@ -2,7 +2,13 @@
 import CamHAL
 import CamHALMedia
 import Dispatch
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `camhal record`: H.264 video to a Matroska or fragmented-MP4 file, with progress.
 enum RecordCommand {
@@ -109,7 +115,9 @@ enum RecordCommand {
             case .status(let s):
                 if !quiet {
                     let stats = camera.frameStatistics
-                    var line = String(format: "  %5.1f s  %@  %d frames  ", Seconds.of(s.duration), MediaSupport.human(s.bytes), s.frames)
+                    let seconds = decimal(Seconds.of(s.duration), places: 1)  // right-aligned in 5, as %5.1f
+                    var line = "  " + String(repeating: " ", count: max(0, 5 - seconds.count)) + seconds
+                    line += " s  \(MediaSupport.human(s.bytes))  \(s.frames) frames  "
                     line += SessionReport.drops(stats, behind: s.droppedFrames)
                     if !stats.interruptions.isEmpty { line += "  \(stats.interruptions.count) interrupted" }
                     print(line)

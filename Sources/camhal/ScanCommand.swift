@@ -1,7 +1,13 @@
 #if Media
 import CamHAL
 import CamHALMedia
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `camhal scan`: prints each barcode seen, once.
 enum ScanCommand {

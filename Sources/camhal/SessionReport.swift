@@ -1,5 +1,5 @@
 import CamHAL
-import Foundation
+import FoundationEssentials
 
 /// What a verb that streams tells the user about its session, so no fault passes in silence:
 /// every warning the library puts on a snapshot, once, as a line on stderr; each interruption as
@@ -79,11 +79,11 @@ final class SessionReport: Sendable {
     }
 
     /// `t` (CLOCK_MONOTONIC seconds) as seconds from the origin: "3.2 s".
-    func time(_ t: Double) -> String { String(format: "%.1f s", t - origin.value) }
+    func time(_ t: Double) -> String { decimal(t - origin.value, places: 1) + " s" }
 
     static func seconds(_ d: Duration) -> String {
         let c = d.components
-        return String(format: "%.1f s", Double(c.seconds) + Double(c.attoseconds) / 1e18)
+        return decimal(Double(c.seconds) + Double(c.attoseconds) / 1e18, places: 1) + " s"
     }
 
     /// Drops by cause: "dropped 12 (driver gap 10, error-flagged 1, broken payload 1, behind 0)".

@@ -1,4 +1,5 @@
-import Foundation
+import CamHAL
+import FoundationEssentials
 
 // camhal: the command-line tool. Each verb lives in its own file as a `Verb`; this table is the
 // only place that lists them.

@@ -1,6 +1,6 @@
 import CamHAL
 import CamHALBackends
-import Foundation
+import FoundationEssentials
 
 /// `camhal watch`: prints devices as they appear and disappear (D3).
 enum WatchCommand {

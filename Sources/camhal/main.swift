@@ -1,6 +1,12 @@
 import CamHAL
 import Dispatch
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 // camhal: the command-line tool (its verbs: Verbs.swift).
 

@@ -1,8 +1,15 @@
 #if LibCamera
 @_spi(Backend) import CamHAL
 import CamHALLibcameraShim
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Owns one shim session: its mapped planes stay valid while any frame (or the binding) holds this
 /// handle, so a frame the app keeps after `close()` still points at mapped memory.

@@ -2,7 +2,7 @@
 @_spi(Backend) import CamHAL
 import CamHALLibcameraShim
 import CamHALV4L2
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A libcamera camera's raw controls (X1–X7): its ControlInfoMap, listed without acquiring it.

@@ -2,7 +2,7 @@
 @_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// CamHAL over PipeWire (libpipewire-0.3): the camera path of desktop and sandboxed apps.

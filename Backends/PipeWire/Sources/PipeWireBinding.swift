@@ -2,7 +2,8 @@
 @_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// One capture stream from a PipeWire node, on a connection of its own.
@@ -88,10 +89,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
         format = StreamFormat(
             pixelFormat: PipeWireFormats.pixelFormat(subtype: got.subtype, videoFormat: got.video_format) ?? pixelFormat,
             width: Int(got.width), height: Int(got.height), frameRate: rate)
-        let thread = Thread { [self] in run() }
-        thread.name = "camhal.pipewire.\(deviceID)"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        startThread(name: "camhal.pipewire.\(deviceID)") { [self] in run() }
     }
 
     deinit { close() }

@@ -1,7 +1,13 @@
 #if PipeWire
 import CamHAL
 import CamHALPipeWireShim
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Why a PipeWire connection could not be made or was lost.
 struct PipeWireFailure: Error {

@@ -2,8 +2,14 @@
 @_spi(Backend) import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
-import Foundation
+import FoundationEssentials
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A PipeWire node's raw controls (X1–X7): its PropInfo params, listed and written (set_param
 /// with a Props param) on a connection of the call's own, so it works with or without a session.

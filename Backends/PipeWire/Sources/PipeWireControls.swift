@@ -3,7 +3,7 @@ import CamHAL
 import CamHALPipeWireShim
 import CamHALV4L2
 import CV4L2
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A node's controls as its PropInfo and Props params give them (`camhal_pw_conn_enum_props`).

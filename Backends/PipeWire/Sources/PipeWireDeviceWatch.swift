@@ -1,7 +1,8 @@
 #if PipeWire
 @_spi(Backend) import CamHAL
 import CamHALPipeWireShim
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// Hot-plug from the registry: a camera node's global added or removed (D3), on a connection of

@@ -1,7 +1,14 @@
 #if PipeWire
 import CamHAL
 import CamHALPipeWireShim
-import Foundation
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension PipeWireBackend {
     /// Whether the backend reaches PipeWire through the camera portal (`org.freedesktop.portal.Camera`).
