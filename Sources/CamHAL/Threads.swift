@@ -1,4 +1,4 @@
-// The few threading and text primitives the core and the V4L2 backend need, on Glibc alone, so
+// The few threading primitives the core and the V4L2 backend need, on Glibc alone, so
 // that neither pulls in the full Foundation (FoundationEssentials is enough): a V4L2 app's start-up
 // then loads no ICU and no Foundation (each would add to time to first frame).
 import FoundationEssentials
@@ -124,71 +124,4 @@ package func threadStacks(depth: Int = 25) -> String? {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-}
-
-/// `0x` and `value`'s two's-complement bits in lower-case hex, zero-padded to `digits` (what
-/// `%#.8x` / `0x%08llx` print). (Free functions, not extensions: an extension of a standard
-/// protocol shows in the public API listing even when its members are package-only.)
-package func hex(_ value: some BinaryInteger, digits: Int) -> String {
-    let s = String(UInt64(truncatingIfNeeded: value), radix: 16)
-    return "0x" + String(repeating: "0", count: max(0, digits - s.count)) + s
-}
-
-/// `value` with `places` digits after the point, rounded as printf rounds (`%.1f`: the exact
-/// binary value to the nearest, so 0.15 is "0.1"), always with a `.` whatever locale a C library
-/// set: what `String(format: "%.1f", value)` printed, without full Foundation (and ICU) behind it.
-package func decimal(_ value: Double, places: Int) -> String {
-    let places = Int32(min(max(places, 0), 30))
-    let previous = uselocale(cLocale)
-    defer { uselocale(previous) }
-    // %f of the largest Double is 309 digits; a sign, a point and the places besides.
-    var buffer = [CChar](repeating: 0, count: 320 + Int(places))
-    let count = withVaList([places, value]) { vsnprintf(&buffer, buffer.count, "%.*f", $0) }
-    return String(decoding: buffer.prefix(max(0, min(Int(count), buffer.count - 1))).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// The C locale (every category), for `decimal`'s `uselocale`: created once, never freed.
-// nonisolated(unsafe): a locale object is immutable once made, and uselocale only reads it.
-private nonisolated(unsafe) let cLocale = newlocale(0, "C", nil)
-
-/// `text` without leading and trailing spaces and tabs (`trimmingCharacters(in: .whitespaces)`).
-package func trimmingSpaces(_ text: some StringProtocol) -> String {
-    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-    return String(text[first...last])
-}
-
-/// `text` without leading and trailing Unicode whitespace and line breaks (what
-/// `trimmingCharacters(in: .whitespacesAndNewlines)` trims: the White_Space property).
-package func trimmingWhitespace(_ text: some StringProtocol) -> String {
-    guard let first = text.firstIndex(where: { !$0.isWhitespace }), let last = text.lastIndex(where: { !$0.isWhitespace }) else { return "" }
-    return String(text[first...last])
-}
-
-/// `text` cut or padded with spaces on the right to `width` characters, for a column (what
-/// `padding(toLength: width, withPad: " ", startingAt: 0)` does).
-package func padded(_ text: some StringProtocol, to width: Int) -> String {
-    text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
-}
-
-/// Writes all of `bytes` to `descriptor`, again after a short write or an interrupted one (what
-/// FileHandle's `write` does); false when the descriptor refused them (a closed pipe).
-@discardableResult
-package func writeAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Bool {
-    Array(bytes).withUnsafeBytes { raw in
-        guard let base = raw.baseAddress else { return true }
-        var offset = 0
-        while offset < raw.count {
-            let n = write(descriptor, base + offset, raw.count - offset)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
-    }
-}
-
-/// Writes `line` and a line break to standard error, unbuffered.
-package func printError(_ line: String) {
-    writeAll(2, Array((line + "\n").utf8))
 }
