@@ -45,6 +45,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CamHAL", path: "Sources/CamHAL"),
+        // Optional C libraries called through trampolines and loaded with dlopen() at first use,
+        // so that an app built with every trait does not load what its run never uses.
+        .target(name: "CamHALLazyLink", path: "Sources/CamHALLazyLink", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CamHALVirtual", dependencies: ["CamHAL"], path: "Backends/Virtual"),
         // V4L2 backend: the kernel UAPI (CV4L2) and the Swift backend.
         .systemLibrary(name: "CV4L2", path: "Backends/V4L2/CV4L2"),
@@ -54,13 +57,12 @@ let package = Package(
         // pkg-config module, whose -lcamera would make every app load libcamera at start) and
         // dlopen()s libcamera when the backend is first used (trampolines in a .S file).
         .target(
-            name: "CamHALLibcameraShim", path: "Backends/LibCamera/Shim", exclude: ["headers"],
+            name: "CamHALLibcameraShim", dependencies: ["CamHALLazyLink"], path: "Backends/LibCamera/Shim", exclude: ["headers"],
             cSettings: [.define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"]))],
             cxxSettings: [
                 .define("CAMHAL_LIBCAMERA", .when(traits: ["LibCamera"])),
                 .headerSearchPath("headers", .when(traits: ["LibCamera"])),
-            ],
-            linkerSettings: [.linkedLibrary("dl", .when(traits: ["LibCamera"]))]),
+            ]),
         .target(
             // CamHALV4L2: the auto_exposure menu of a UVC webcam, which libcamera 0.0.3 does not expose.
             name: "CamHALLibCamera", dependencies: ["CamHAL", "CamHALV4L2", dependency("CamHALLibcameraShim", when: "LibCamera")],
@@ -76,9 +78,18 @@ let package = Package(
         // GIO (GDBus) for the camera portal client in the shim, and the tests' portal Access stub.
         .systemLibrary(
             name: "CGio", path: "Backends/PipeWire/CGio", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // GObject/GLib flags for the shim's portal client; GIO itself is loaded at first use.
+        .systemLibrary(name: "CGObject", path: "Backends/PipeWire/CGObject", pkgConfig: "gobject-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // The shim compiles against PipeWire's headers (headers/pipewire and headers/spa link to the
+        // system's; no pkg-config module, whose -lpipewire-0.3 would make every app load it at start)
+        // and loads libpipewire and GIO when first used (trampolines in .S files).
         .target(
-            name: "CamHALPipeWireShim", dependencies: [dependency("CPipeWire", when: "PipeWire"), dependency("CGio", when: "PipeWire")],
-            path: "Backends/PipeWire/Shim", cSettings: [.define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"]))]),
+            name: "CamHALPipeWireShim", dependencies: ["CamHALLazyLink", dependency("CGObject", when: "PipeWire")],
+            path: "Backends/PipeWire/Shim", exclude: ["headers"],
+            cSettings: [
+                .define("CAMHAL_PIPEWIRE", .when(traits: ["PipeWire"])),
+                .headerSearchPath("headers", .when(traits: ["PipeWire"])),
+            ]),
         .target(
             name: "CamHALPipeWire",
             // CamHALV4L2: the V4L2 control semantics (zoom_absolute, focus, exposure...), which
@@ -111,7 +122,8 @@ let package = Package(
             pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0"),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg"),
         .systemLibrary(name: "CLibYUV", path: "Sources/CLibYUV"),
-        .systemLibrary(name: "CZBar", path: "Sources/CZBar", pkgConfig: "zbar"),
+        // zbar's header (libzbar-dev) and its trampolines: libzbar is loaded when a scanner is made.
+        .target(name: "CZBar", dependencies: ["CamHALLazyLink"], path: "Sources/CZBar"),
         .target(
             name: "CamHALMedia",
             dependencies: [

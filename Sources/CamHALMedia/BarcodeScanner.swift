@@ -82,7 +82,9 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// Whether view coordinates are mirrored: `.auto` mirrors front-facing cameras, like their preview.
     public let mirror: PhotoSettings.Mirror
     private let lock = Mutex(())
-    private let scanner: OpaquePointer
+    /// zbar's scanner, or why there is none (libzbar is loaded when the first scanner is made, and
+    /// a system without it gets an error from `scan`, not a crash).
+    private let scanner: Result<OpaquePointer, CameraError>
     private let onResult: (@Sendable ([Barcode], Frame) -> Void)?
 
     /// - Parameters:
@@ -94,13 +96,26 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
         self.formats = formats
         self.mirror = mirror
         self.onResult = onResult
-        scanner = zbar_image_scanner_create()
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for f in formats { zbar_image_scanner_set_config(scanner, f.zbar, ZBAR_CFG_ENABLE, 1) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_POSITION, 1)
+        if let reason = camhal_zbar_load() {
+            scanner = .failure(.unsupported("barcode scanning: \(String(cString: reason))"))
+        } else if let scanner = zbar_image_scanner_create() {
+            zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+            for f in formats { zbar_image_scanner_set_config(scanner, f.zbar, ZBAR_CFG_ENABLE, 1) }
+            zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_POSITION, 1)
+            self.scanner = .success(scanner)
+        } else {
+            scanner = .failure(.unsupported("barcode scanning: zbar could not make a scanner (out of memory)"))
+        }
     }
 
-    deinit { zbar_image_scanner_destroy(scanner) }
+    deinit { if case .success(let scanner) = scanner { zbar_image_scanner_destroy(scanner) } }
+
+    /// Throws why this scanner cannot scan (zbar's library, loaded when the first scanner is made,
+    /// is missing), before any frame arrives; `scan` throws the same error, and `analyze` would
+    /// hand every frame to `onResult` with no barcodes.
+    public func checkAvailability() throws(CameraError) {
+        _ = try scanner.get()
+    }
 
     /// Scans `frame` and hands the barcodes (possibly none) to `onResult`.
     public func analyze(_ frame: Frame) {
@@ -111,20 +126,22 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// The barcodes in the visible rectangle of `frame`. `facing` decides `.auto` mirroring when
     /// the frame does not name its lens.
     public func scan(_ frame: Frame, facing: Facing? = nil) throws(CameraError) -> [Barcode] {
+        try checkAvailability()
         let visible = frame.visibleRect
         let gray = try PixelConverter.luma(frame, rect: visible)
         let front = (frame.lens?.facing ?? facing) == .front
         let mirrored = mirror == .on || (mirror == .auto && front)
-        return scanGray(gray, origin: visible, mirrored: mirrored)
+        return try scanGray(gray, origin: visible, mirrored: mirrored)
     }
 
     /// Scans an 8-bit gray image that shows `origin` of a frame (pixel coordinates are offset by it).
-    func scanGray(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
-        lock.withLock { _ in scanLocked(gray, origin: origin, mirrored: mirrored) }
+    func scanGray(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) throws(CameraError) -> [Barcode] {
+        let scanner = try scanner.get()
+        return lock.withLock { _ in scanLocked(scanner, gray, origin: origin, mirrored: mirrored) }
     }
 
     /// `scanGray` with `lock` held: zbar's scanner keeps state between images.
-    private func scanLocked(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
+    private func scanLocked(_ scanner: OpaquePointer, _ gray: PackedImage, origin: PixelRect, mirrored: Bool) -> [Barcode] {
         guard let image = zbar_image_create() else { return [] }
         defer { zbar_image_destroy(image) }
         let y800: UInt = 0x3030_3859  // 'Y','8','0','0'

@@ -62,6 +62,7 @@ enum ScanCommand {
             }
         }
         do {
+            try scanner.checkAvailability()
             try await MediaSupport.waitUntilStreaming(camera)
         } catch {
             await camera.stop()

@@ -2,6 +2,7 @@
 // CamHAL's C shim over libpipewire-0.3 (see include/camhal_pipewire.h for the API and its rules).
 #define _GNU_SOURCE  /* mremap */
 #include "camhal_pipewire.h"
+#include "camhal_lazy_link.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,9 +100,30 @@ const char *camhal_pw_video_format_name(uint32_t video_format) {
 
 // MARK: - Connection and registry
 
+// libpipewire is loaded here, when the backend first connects, not linked (camhal_lazy_link.h):
+// an app that never uses PipeWire does not load it.
+extern void *camhal_pipewire_table[];
+extern void *camhal_pipewire_table_end[];
+static const char *const pipewire_sonames[] = { "libpipewire-0.3.so.0", NULL };
+static const char *const pipewire_functions[] = {
+#define CAMHAL_LAZY_FUNC(sym) #sym,
+#include "camhal_pipewire_functions.h"
+#undef CAMHAL_LAZY_FUNC
+};
+static camhal_lazy_library pipewire =
+    CAMHAL_LAZY_LIBRARY(pipewire_sonames, pipewire_functions, camhal_pipewire_table, camhal_pipewire_table_end);
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void do_init(void) { pw_init(NULL, NULL); }
-void camhal_pw_init(void) { pthread_once(&init_once, do_init); }
+static const char *init_error;
+static void do_init(void) {
+    init_error = camhal_lazy_load(&pipewire);
+    if (!init_error) pw_init(NULL, NULL);
+}
+/// Loads and initializes libpipewire once per process: NULL, or why it cannot be loaded.
+static const char *camhal_pw_init(void) {
+    pthread_once(&init_once, do_init);
+    return init_error;
+}
 
 struct node {
     struct spa_list link;
@@ -273,8 +295,9 @@ static int roundtrip(camhal_pw_conn *c, int timeout_ms) {
 }
 
 camhal_pw_conn *camhal_pw_conn_new(int fd, const char *remote, int timeout_ms, char **error) {
-    camhal_pw_init();
     *error = NULL;
+    const char *unloadable = camhal_pw_init();
+    if (unloadable) { *error = strdup(unloadable); return NULL; }
     camhal_pw_conn *c = calloc(1, sizeof(*c));
     if (!c) { *error = strdup("out of memory"); return NULL; }
     live(1);

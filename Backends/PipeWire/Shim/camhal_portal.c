@@ -3,6 +3,7 @@
 // object whose Response signal carries the answer) and OpenPipeWireRemote (a PipeWire socket fd
 // restricted to the camera nodes the app may use). See include/camhal_pipewire.h.
 #include "camhal_pipewire.h"
+#include "camhal_lazy_link.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,24 @@ static void set_error(char **error, const char *what, GError *e) {
 
 /// A connection to the bus at `address`, or GLib's shared session-bus connection when NULL; NULL
 /// with `*error` when there is none.
+// GIO is loaded here, when the portal is first asked, not linked (camhal_lazy_link.h): it brings
+// libmount, libblkid and libselinux, which an app that never uses the portal should not load.
+extern void *camhal_gio_table[];
+extern void *camhal_gio_table_end[];
+static const char *const gio_sonames[] = { "libgio-2.0.so.0", NULL };
+static const char *const gio_functions[] = {
+#define CAMHAL_LAZY_FUNC(sym) #sym,
+#include "camhal_gio_functions.h"
+#undef CAMHAL_LAZY_FUNC
+};
+static camhal_lazy_library gio = CAMHAL_LAZY_LIBRARY(gio_sonames, gio_functions, camhal_gio_table, camhal_gio_table_end);
+
 static GDBusConnection *session_bus(const char *address, char **error) {
+    const char *unloadable = camhal_lazy_load(&gio);
+    if (unloadable) {
+        if (error) *error = g_strdup(unloadable);
+        return NULL;
+    }
     GError *e = NULL;
     // No bus named and none at GLib's default place: say so rather than let GLib autolaunch one
     // (dbus-launch, where installed, would start a bus daemon for an X display).

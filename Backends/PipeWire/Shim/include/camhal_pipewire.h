@@ -54,9 +54,6 @@ typedef struct camhal_pw_conn camhal_pw_conn;
 /// Connections, streams and mapped buffers alive in this process (for leak tests).
 int camhal_pw_live_objects(void);
 
-/// Initializes libpipewire once per process.
-void camhal_pw_init(void);
-
 /// Connects to the daemon: through `fd` when >= 0 (a remote handed over by the camera portal),
 /// else to `remote` (NULL: $PIPEWIRE_REMOTE or pipewire-0 in $XDG_RUNTIME_DIR). Waits until the
 /// registry's initial globals are known. NULL plus a malloc'ed message in `*error` on failure.
