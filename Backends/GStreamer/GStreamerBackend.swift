@@ -174,27 +174,57 @@ public final class GStreamerBackend: CameraBackend, Sendable {
     /// frame). Otherwise (descriptions, URIs) one converter in front of the crop brings any
     /// decoded format to the requested one. `videocrop` and `videoscale` stay: they are
     /// passthrough until a zoom crops, and a zoom must not relink a running pipeline.
-    func tail(format: StreamFormat, sourceCaps: String?, sync: Bool) -> String {
+    func tail(format: StreamFormat, sourceCaps: String?, sync: Bool) -> [TailElement] {
         let final = GStreamerFormats.capsString(pixel: format.pixelFormat, size: format.size, frameRate: nil)
         let formatPinned = GStreamerFormats.gstName(format.pixelFormat) != nil
-        var s = ""
-        if let sourceCaps { s += "capsfilter name=camhal_srccaps caps=\"\(sourceCaps)\" ! " }
+        var elements: [TailElement] = []
+        if let sourceCaps { elements.append(TailElement("capsfilter", name: "camhal_srccaps", ["caps": sourceCaps])) }
         if sourceCaps == nil || !formatPinned {
-            s += "videoconvert ! "
-            // The pixel format right after the converter: linking the elements below queries
-            // caps through all of them, and with videoconvert's every-format output still open
-            // videocrop and videoscale multiply it out (a one-photo run from videotestsrc spent
-            // 128M instructions against 88M with this filter, gst-launch-1.0 under callgrind).
+            elements.append(TailElement("videoconvert"))
+            // The pixel format right after the converter: the first negotiation queries caps
+            // through every stage below, and with videoconvert's every-format output still open
+            // videocrop and videoscale multiply it out.
             if formatPinned {
-                s += "capsfilter caps=\"\(GStreamerFormats.capsString(pixel: format.pixelFormat, size: nil, frameRate: nil))\" ! "
+                let pixel = GStreamerFormats.capsString(pixel: format.pixelFormat, size: nil, frameRate: nil)
+                elements.append(TailElement("capsfilter", ["caps": pixel]))
             }
         }
-        s += "videocrop name=camhal_crop ! videoscale add-borders=false ! "
-        s += "capsfilter name=camhal_caps caps=\"\(final),pixel-aspect-ratio=1/1\" ! "
-        s += "appsink name=camhal_sink sync=\(sync) max-buffers=\(maxBuffers) drop=false enable-last-sample=false"
-        return s
+        elements.append(TailElement("videocrop", name: "camhal_crop"))
+        elements.append(TailElement("videoscale", ["add-borders": "false"]))
+        elements.append(TailElement("capsfilter", name: "camhal_caps", ["caps": final + ",pixel-aspect-ratio=1/1"]))
+        elements.append(TailElement("appsink", name: "camhal_sink", [
+            "sync": "\(sync)", "max-buffers": "\(maxBuffers)", "drop": "false", "enable-last-sample": "false",
+        ]))
+        return elements
     }
 
+    /// One stage of the tail: an element factory, its name, and its properties in gst-launch's
+    /// text form (caps as caps strings).
+    struct TailElement {
+        let factory: String
+        let name: String?
+        let properties: KeyValuePairs<String, String>
+        init(_ factory: String, name: String? = nil, _ properties: KeyValuePairs<String, String> = [:]) {
+            self.factory = factory
+            self.name = name
+            self.properties = properties
+        }
+        /// The stage in gst-launch syntax, for the one parsed together with the source.
+        var launchText: String {
+            ([factory] + (name.map { ["name=\($0)"] } ?? []) + properties.map { "\($0.key)=\"\($0.value)\"" }).joined(separator: " ")
+        }
+    }
+
+    /// Builds the pipeline: the source and the tail's first stage through gst-launch syntax (which
+    /// links what a description leaves to link later, a demuxer's pads), the rest of the tail
+    /// element by element.
+    ///
+    /// The rest is linked without the caps check that gst-launch syntax makes at every link: it
+    /// is CamHAL's own chain of raw-video stages, compatible by construction, and the checks
+    /// queried caps through every stage already linked upstream of each new link: 13.7M of the
+    /// 17.7M instructions of building a one-photo videotestsrc pipeline (callgrind). The stream's
+    /// caps are still negotiated through every stage when it starts, and a source whose output
+    /// no stage accepts still fails with GStreamer's not-negotiated error, named by the binding.
     func buildPipeline(_ origin: Origin, deviceID: String, format: StreamFormat) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
         let sourceCaps = GStreamerFormats.capsString(pixel: format.pixelFormat, size: format.size, frameRate: format.frameRate)
         func parse(_ text: String) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
@@ -205,17 +235,29 @@ public final class GStreamerBackend: CameraBackend, Sendable {
             if g_object_is_floating(p) != 0 { _ = gst_object_ref_sink(p) }
             return p
         }
+        /// The pipeline of `source` (gst-launch syntax) followed by `stages`.
+        func parse(source: String, _ stages: [TailElement]) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
+            let head = TailElement(stages[0].factory, name: "camhal_head", stages[0].properties)
+            let pipeline = try parse(source + " ! " + head.launchText)
+            do throws(CameraError) {
+                try append(stages.dropFirst(), after: "camhal_head", in: pipeline, deviceID: deviceID)
+            } catch {
+                gst_object_unref(UnsafeMutableRawPointer(pipeline))
+                throw error
+            }
+            return pipeline
+        }
         switch origin {
         case .test:
-            return try parse("videotestsrc name=camhal_src is-live=true ! " + tail(format: format, sourceCaps: sourceCaps, sync: false))
+            return try parse(source: "videotestsrc name=camhal_src is-live=true", tail(format: format, sourceCaps: sourceCaps, sync: false))
         case .source(let s):
             switch s.kind {
             case .description(let d, _):
-                return try parse(d + " ! " + tail(format: format, sourceCaps: nil, sync: false))
+                return try parse(source: d, tail(format: format, sourceCaps: nil, sync: false))
             case .uri(let uri):
                 // A file plays at its own rate (sync=true); a network camera is live already.
                 let isFile = uri.lowercased().hasPrefix("file:")
-                let p = try parse("uridecodebin name=camhal_src ! " + tail(format: format, sourceCaps: nil, sync: isFile))
+                let p = try parse(source: "uridecodebin name=camhal_src", tail(format: format, sourceCaps: nil, sync: isFile))
                 if let src = gst_bin_get_by_name(camhal_gst_bin(p), "camhal_src") {
                     camhal_gst_set(src, "uri", uri)
                     // A file:// playlist (.m3u8, .mpd) must not make the decoder fetch its URIs.
@@ -237,19 +279,50 @@ public final class GStreamerBackend: CameraBackend, Sendable {
             guard let element = gst_device_create_element(camhal_gst_device(d.device.raw), "camhal_src") else {
                 throw .configurationFailed("GStreamer could not create a source element for \(deviceID)")
             }
-            let pipeline = try parse(tail(format: format, sourceCaps: sourceCaps, sync: false))
-            let bin = camhal_gst_bin(pipeline)
-            _ = gst_bin_add(bin, element)
-            guard let first = gst_bin_get_by_name(bin, "camhal_srccaps") else {
-                gst_object_unref(UnsafeMutableRawPointer(pipeline))
-                throw .configurationFailed("pipeline for \(deviceID) lacks its source caps stage")
+            guard let pipeline = gst_pipeline_new(nil) else {
+                gst_object_unref(UnsafeMutableRawPointer(element))
+                throw .configurationFailed("GStreamer could not make a pipeline for \(deviceID)")
             }
-            defer { gst_object_unref(UnsafeMutableRawPointer(first)) }
-            guard gst_element_link(element, first) != 0 else {
+            _ = gst_object_ref_sink(UnsafeMutableRawPointer(pipeline))
+            _ = gst_bin_add(camhal_gst_bin(pipeline), element)
+            do throws(CameraError) {
+                try append(tail(format: format, sourceCaps: sourceCaps, sync: false)[...], after: "camhal_src", in: pipeline, deviceID: deviceID)
+            } catch {
                 gst_object_unref(UnsafeMutableRawPointer(pipeline))
-                throw .configurationFailed("could not link the source of \(deviceID) to \(sourceCaps)")
+                throw error
             }
             return pipeline
+        }
+    }
+
+    /// Makes `stages` in `pipeline` and links them in a chain after the element named `previous`:
+    /// the first link with GStreamer's checks (it joins a source, whose output may not be raw
+    /// video), the others without (see `buildPipeline`).
+    private func append(_ stages: ArraySlice<TailElement>, after previous: String, in pipeline: UnsafeMutablePointer<GstElement>,
+                        deviceID: String) throws(CameraError) {
+        let bin = camhal_gst_bin(pipeline)
+        guard var upstream = gst_bin_get_by_name(bin, previous) else {
+            throw .configurationFailed("the pipeline of \(deviceID) lacks its \(previous) stage")
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(upstream)) }
+        var checked = previous == "camhal_src"
+        for stage in stages {
+            guard let element = gst_element_factory_make(stage.factory, stage.name) else {
+                throw .configurationFailed("GStreamer has no \(stage.factory) element (gst-plugins-base or -good missing?)")
+            }
+            for (key, value) in stage.properties { camhal_gst_set(element, key, value) }
+            _ = gst_object_ref(UnsafeMutableRawPointer(element))  // ours until linked; the bin takes the floating one
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            _ = gst_bin_add(bin, element)
+            let linked = gst_element_link_pads_full(upstream, "src", element, "sink", checked ? GST_PAD_LINK_CHECK_DEFAULT : GST_PAD_LINK_CHECK_NOTHING)
+            guard linked != 0 else {
+                let from = camhal_gst_object_name(upstream).map { String(cString: $0) } ?? previous
+                throw .configurationFailed("could not link the source of \(deviceID) (\(from)) to \(stage.factory)")
+            }
+            checked = false
+            gst_object_unref(UnsafeMutableRawPointer(upstream))
+            upstream = UnsafeMutablePointer(mutating: element)
+            _ = gst_object_ref(UnsafeMutableRawPointer(upstream))
         }
     }
 
