@@ -18,9 +18,48 @@ package func hex(_ value: some BinaryInteger, digits: Int) -> String {
 }
 
 /// `value` with `places` digits after the point, rounded as printf rounds (`%.1f`: the exact
-/// binary value to the nearest, so 0.15 is "0.1"), always with a `.` whatever locale a C library
-/// set: what `String(format: "%.1f", value)` printed, without full Foundation (and ICU) behind it.
+/// binary value to the nearest, ties to even, so 0.15 is "0.1"), always with a `.` whatever
+/// locale a C library set: what `String(format: "%.1f", value)` printed, without full Foundation
+/// (and ICU) behind it.
+///
+/// Computed in integers for the values CamHAL prints (finite, below 2^63, at most 18 places):
+/// `vsnprintf` through `withVaList` costs the process about 250,000 instructions per call the
+/// first few times, in the Swift runtime's protocol-conformance scans behind `CVarArg`.
 package func decimal(_ value: Double, places: Int) -> String {
+    let places = min(max(places, 0), 30)
+    guard value.isFinite, value.magnitude < 0x1p63, places <= 18 else { return printfDecimal(value, places: places) }
+    let magnitude = value.magnitude
+    var whole = UInt64(magnitude)  // exact: the magnitude is below 2^63
+    let fraction = magnitude - Double(whole)  // exact: a double's fractional part is a double
+    var scale: UInt64 = 1
+    for _ in 0..<places { scale *= 10 }
+    var digits: UInt64 = 0
+    // fraction = m / 2^k exactly; below 2^-64 it rounds to 0 at 18 places or fewer.
+    if fraction >= 0x1p-64 {
+        let m = UInt128(fraction.significandBitPattern) | (UInt128(1) << 52)
+        let k = 52 - Int(fraction.exponent)  // 53...116
+        let product = m * UInt128(scale)  // below 2^113
+        let quotient = product >> k
+        let remainder = product & ((UInt128(1) << k) - 1)
+        let half = UInt128(1) << (k - 1)
+        digits = UInt64(quotient)
+        let lastDigit = places > 0 ? digits : whole  // a tie goes to the even one
+        if remainder > half || (remainder == half && lastDigit & 1 == 1) { digits += 1 }
+        if digits == scale {
+            digits = 0
+            whole += 1
+        }
+    }
+    var text = value.sign == .minus ? "-" : ""
+    text += String(whole)
+    guard places > 0 else { return text }
+    let fractionText = String(digits)
+    return text + "." + String(repeating: "0", count: places - fractionText.count) + fractionText
+}
+
+/// `decimal` through the C library's `%.*f`: for what the integer path does not cover (NaN,
+/// infinities, 2^63 and above, more than 18 places), and the reference its tests compare with.
+package func printfDecimal(_ value: Double, places: Int) -> String {
     let places = Int32(min(max(places, 0), 30))
     let previous = uselocale(cLocale)
     defer { uselocale(previous) }
