@@ -171,7 +171,8 @@ let package = Package(
             path: "Tests/CamHALTests"),
         .testTarget(
             name: "V4L2Tests",
-            dependencies: ["CamHAL", "CamHALTestSupport", "CamHALV4L2", "CV4L2"],
+            // camhal-bench: its strace parser; camhal-bench-v4l2: the V4L2 app whose system calls it counts.
+            dependencies: ["CamHAL", "CamHALTestSupport", "CamHALV4L2", "CV4L2", "camhal-bench", "camhal-bench-v4l2"],
             path: "Tests/V4L2Tests"),
         .testTarget(
             name: "GStreamerTests",

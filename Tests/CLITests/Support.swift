@@ -10,13 +10,7 @@ typealias Run = ChildOutput
 /// next to the bundle in the build folder (the test target depends on the executable, so
 /// `swift test` builds it first).
 func camhalBinary(_ name: String = "camhal") throws -> URL {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    // The bundle's executable may sit inside a `.xctest` directory on some toolchains.
-    if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
-    let candidate = dir.appendingPathComponent(name)
-    return try #require(FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil,
-                        "\(name) binary not built next to the test bundle in \(dir.path)")
+    try #require(builtBinary(name), "\(name) binary not built next to the test bundle")
 }
 
 /// Runs `camhal args...` with `environment` added to this process's (`CAMHAL_BACKENDS` removed
