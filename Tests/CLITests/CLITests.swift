@@ -195,7 +195,7 @@ extension CamhalBinaryTests {
             let capture = try await camhal(["capture", "-o", scratch.appendingPathComponent("empty.jpg").path, "--source", source])
             let record = try await camhal(["record", "-o", scratch.appendingPathComponent("empty.mkv").path, "--source", source, "--duration", "5"])
             // hold waits for its first frame without a time-out of its own: bounded here, so a
-            // regression fails (killed) instead of hanging the suite; it does not stop on SIGTERM then.
+            // regression fails (SIGKILL after 60 s) instead of hanging the suite.
             let hold = try await tool("timeout", ["-s", "KILL", "60", try camhalBinary().path, "hold", "--source", source, "--seconds", "5"])
             for (verb, run) in [("capture", capture), ("record", record), ("hold", hold)] {
                 #expect(run.status == 1, "\(verb): \(run)")
