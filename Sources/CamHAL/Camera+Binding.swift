@@ -324,9 +324,12 @@ extension Camera {
         queue.async { [self] in
             guard core.withLock({ $0.accepts(generation) }) else { return }
             switch event {
-            case .interrupted, .endOfStream:
+            case .interrupted:
                 let now = clock()
                 run(core.withLock { $0.driverInterrupted(generation: generation, now: now) })
+            case .endOfStream:
+                let now = clock(), id = device.id
+                run(core.withLock { $0.driverEnded(generation: generation, now: now, device: id) })
             case .failed(let error):
                 run(core.withLock { $0.driverFailed(generation: generation, error) })
             case .streamError(let what):

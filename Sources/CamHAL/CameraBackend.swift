@@ -268,7 +268,9 @@ public enum DriverEvent: Sendable, Hashable {
     /// Every buffer is held by the app, so the device cannot deliver: not an interruption (R2).
     /// Cleared by the next frame.
     case buffersExhausted
-    /// The source ended normally (the end of a file, a finite test source).
+    /// The source ended normally (the end of a file, a finite test source), reported after every
+    /// frame it made. The core decides what it means: a binding that delivered no frame fails the
+    /// session (`streamFailed`); one that did is interrupted, and recovery restarts it (S8).
     case endOfStream
     /// The driver made frame `sequence` but it is not delivered, for `reason` (R5): counted in
     /// `Camera.FrameStatistics` under its cause, not as a gap in the sequence numbers.

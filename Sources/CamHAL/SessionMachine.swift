@@ -34,6 +34,9 @@ struct SessionMachine: Sendable {
         /// Frames of this binding pass (after its desired controls are applied, P1).
         var accepting = false
         var firstSeen = false
+        /// The driver handed over a frame of this binding, passed on or not (one that came before
+        /// the controls were applied counts): a source that ends after it did not end empty.
+        var driverDelivered = false
         /// The stream's start was reported (`streamingStarted`): its running snapshot is out, so
         /// preview may turn on in a snapshot after it (S5).
         var streamStarted = false
@@ -253,6 +256,7 @@ struct SessionMachine: Sendable {
     /// preview is active, an interrupted stream is running again with its controls re-applied,
     /// and silence is due a frame time-out from now.
     mutating func frameArrived(_ frame: Frame, generation: UInt64, at now: Double) -> Route? {
+        if generation == self.generation { path.driverDelivered = true }
         guard passes(generation) else { return nil }
         path.lastFrameAt = now
         path.starved = false
@@ -360,6 +364,20 @@ struct SessionMachine: Sendable {
     /// The driver says the stream stopped delivering (or ended) without failing.
     mutating func driverInterrupted(generation: UInt64, now: Double) -> [Action] {
         guard accepts(generation) else { return [] }
+        return interrupt(now: now)
+    }
+
+    /// The source of `generation` ended (the end of a file, a finite source): an end is final,
+    /// never a recoverable interruption, when the binding delivered no frame at all: the
+    /// session fails at once with `streamFailed` naming `device`, so whatever waits for a frame
+    /// (a photo, a frame stream, a first-frame wait) ends with that error instead of waiting out
+    /// its time-out while recovery restarts a source that ends again. A source that delivered
+    /// frames before its end is interrupted, as a stall is, and recovery restarts it (S8).
+    mutating func driverEnded(generation: UInt64, now: Double, device: String) -> [Action] {
+        guard accepts(generation) else { return [] }
+        guard path.driverDelivered else {
+            return fail(.streamFailed("\(device): the source ended before delivering a frame (end of stream)"))
+        }
         return interrupt(now: now)
     }
 

@@ -185,6 +185,29 @@ extension CamhalBinaryTests {
             #expect(hold.status == 0 && hold.stdout.hasPrefix("streaming YUYV"), "\(hold)")
         }
 
+        /// A source that ends before its first frame fails every verb that waits for a frame at
+        /// once, exit 1, with one line saying so. Would catch the end taken for an interruption:
+        /// "interrupted: no frames since 0.0 s", then a wait to the 10 s time-out (capture,
+        /// record, scan) or for ever (hold).
+        @Test("a source that ends before any frame fails at once with one clear error")
+        func sourceEndingEmpty() async throws {
+            let source = "videotestsrc num-buffers=0"
+            let capture = try await camhal(["capture", "-o", scratch.appendingPathComponent("empty.jpg").path, "--source", source])
+            let record = try await camhal(["record", "-o", scratch.appendingPathComponent("empty.mkv").path, "--source", source, "--duration", "5"])
+            // hold waits for its first frame without a time-out of its own: bounded here, so a
+            // regression fails (SIGKILL after 60 s) instead of hanging the suite.
+            let hold = try await tool("timeout", ["-s", "KILL", "60", try camhalBinary().path, "hold", "--source", source, "--seconds", "5"])
+            for (verb, run) in [("capture", capture), ("record", record), ("hold", hold)] {
+                #expect(run.status == 1, "\(verb): \(run)")
+                let lines = run.stderr.split(separator: "\n")
+                #expect(lines.count == 1, "\(verb): one message: \(run.stderr)")
+                #expect(lines.first?.hasPrefix("camhal \(verb): stream failed: ") == true, "\(verb): \(run.stderr)")
+                #expect(run.stderr.contains("ended before delivering a frame"), "\(verb): \(run.stderr)")
+                #expect(!run.stderr.contains("interrupted") && !run.stderr.contains("timed out"), "\(verb): \(run.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("empty.jpg").path))
+        }
+
         @Test("JSON output keeps slashes as they are", .enabled(if: toolOnPath("qrencode"), "qrencode makes the QR image"))
         func jsonSlashes() async throws {
             let png = scratch.appendingPathComponent("qr.png")

@@ -211,6 +211,41 @@ struct SessionMachineTests {
         #expect(m.timeline.statistics.interruptions == [Camera.Interruption(start: t0, length: .seconds(3))])
     }
 
+    // S7, S8: a source that ends before any frame of its binding fails the session at once
+    // (closed, streams ended with the error, one error snapshot); one that ends after frames is
+    // interrupted, and recovery restarts it. A frame the router did not pass yet (before the
+    // controls were applied) still counts as the source's. Would catch an empty end taken for an
+    // interruption: recovery restarts a source that ends again, and a wait for a frame times out.
+    @Test func anEndBeforeAnyFrameFailsAndAnEndAfterFramesInterrupts() {
+        var empty = running()
+        let error = CameraError.streamFailed("cam: the source ended before delivering a frame (end of stream)")
+        #expect(empty.driverEnded(generation: 1, now: t0, device: "cam")
+            == [.cancelRamp, .stopWatchdog, .close, .finishStreams(error), .emit(released: false), .notifyFailure(error)])
+        #expect(empty.status == .error && empty.error == error && empty.failure == error && !empty.accepts(1))
+        #expect(empty.timeline.statistics.interruptions.isEmpty)
+        #expect(empty.driverEnded(generation: 1, now: t0 + 1, device: "cam") == [], "the end is reported once")
+
+        var ended = running()
+        _ = ended.frameArrived(frame(1), generation: 1, at: t0)
+        #expect(ended.driverEnded(generation: 1, now: t0 + 0.1, device: "cam") == [.emit(released: false)])
+        #expect(ended.status == .interrupted && ended.error == nil)
+
+        var early = M(timeouts: Self.timeouts)
+        _ = early.start()
+        #expect(early.frameArrived(frame(1), generation: 1, at: t0) == nil, "not passed before the controls are applied")
+        _ = early.bound(generation: 1, frameRate: 30, at: t0)
+        early.acceptFrames(generation: 1)
+        _ = early.streamingStarted(generation: 1)
+        #expect(early.driverEnded(generation: 1, now: t0 + 0.1, device: "cam") == [.emit(released: false)])
+        #expect(early.status == .interrupted)
+
+        var stale = running()
+        _ = stale.frameArrived(frame(1), generation: 0, at: t0)
+        #expect(stale.driverEnded(generation: 0, now: t0, device: "cam") == [])
+        #expect(stale.driverEnded(generation: 1, now: t0, device: "cam").contains(.notifyFailure(error)),
+                "a stale binding's frame is not this binding's")
+    }
+
     // S8: interrupted past the recovery delay, the session rebinds by itself.
     @Test func anInterruptionPastTheRecoveryDelayRebinds() {
         var m = running()

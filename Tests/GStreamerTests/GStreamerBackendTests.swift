@@ -252,6 +252,39 @@ struct GStreamerBackendTests {
         }
     }
 
+    /// A source that ends before its first frame fails the session at once with `streamFailed`,
+    /// never passing through interrupted, and a frame stream waiting for it throws that error.
+    /// Would catch the end taken for an interruption: recovery restarted the source into the same
+    /// end, and every wait for a frame (a photo, `camhal capture`) ran to its time-out.
+    @Test func aSourceThatEndsBeforeAnyFrameFailsAtOnce() async throws {
+        let empty = try backend.source(description: "videotestsrc num-buffers=0")
+        let camera = Camera(backend: backend, device: empty, configuration: .init(recoveryDelay: .seconds(30)))
+        let stream = camera.frames(policy: .keepOnlyLatest)
+        let states = camera.stateUpdates()
+        camera.start()
+        var seen: [CameraState] = []
+        for await s in states {
+            seen.append(s)
+            if s.status == .error || s.status == .interrupted { break }
+        }
+        let last = try #require(seen.last)
+        #expect(!seen.contains { $0.status == .interrupted }, "\(seen.map(\.status))")
+        try #require(last.status == .error, "\(seen.map(\.status))")
+        #expect(last.error?.code == "streamFailed", "\(String(describing: last.error))")
+        #expect(last.error?.description.contains("ended before delivering a frame") == true, "\(String(describing: last.error))")
+        // The stream ends with the same error, once; it does not wait for a frame.
+        var frames = 0
+        do {
+            for try await _ in stream { frames += 1 }
+            Issue.record("the stream ended without the session's error")
+        } catch {
+            #expect(error == last.error)
+        }
+        #expect(frames == 0)
+        #expect(stream.endReason == last.error)
+        await camera.stop()
+    }
+
     @Test func endOfStreamInterruptsAndErrorsFail() async throws {
         let eos = try backend.source(description: "videotestsrc is-live=true num-buffers=5")
         let camera = Camera(backend: backend, device: eos, configuration: .init(recoveryDelay: .seconds(30)))
