@@ -44,6 +44,15 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     private let outstanding: FrameAllowance
     /// Whether the source is live (a camera) rather than a file or an unpaced test source.
     private(set) var isLive = false
+    /// Buffers held before `videocrop` from the bind until `startStreaming()`, for a non-live
+    /// source: its first buffers (a file's first frames, a one-buffer source's only one) would
+    /// otherwise reach the core before it accepts frames and be lost, and would pass the crop
+    /// before the session's zoom is applied. Held there, back-pressured, they lose nothing and
+    /// get the zoom asked for. A live source's hold is released at once (its frames before the
+    /// start are dropped by the core, as a sensor's would be).
+    private let holdPad: UnsafeMutablePointer<GstPad>?
+    private let holdProbe: gulong
+    private let holdReleased = Locked(false)
 
     /// Builds and starts the pipeline. Throws `CameraError` naming the device on failure.
     /// - Parameter poolLimit: when set, the appsink answers allocation queries with a pool of at
@@ -78,6 +87,9 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         }
         appsink = camhal_gst_app_sink(sinkElement)
         crop = CropControl(element: cropElement)
+        var held: UnsafeMutablePointer<GstPad>?
+        holdProbe = camhal_gst_hold_into(cropElement, &held)
+        holdPad = held
         if let poolLimit, let pad = gst_element_get_static_pad(sinkElement, "sink") {
             _ = camhal_gst_bound_allocation(pad, guint(poolLimit))
             gst_object_unref(UnsafeMutableRawPointer(pad))
@@ -102,6 +114,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
                 _ = gst_element_set_state(pipelineRef.value, GST_STATE_NULL)
                 gst_object_unref(pipelineRef.value)
             }
+            releaseHold()
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
             onReleased()
@@ -114,11 +127,13 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         // back-pressured instead, so it loses no frame.
         isLive = change == GST_STATE_CHANGE_NO_PREROLL
         camhal_gst_set_bool(sinkElement, "drop", isLive ? 1 : 0)
+        if isLive { releaseHold() }
         if change == GST_STATE_CHANGE_FAILURE {
             // Released here, and the bus thread never starts: without this flag deinit's
             // close() unrefs the pipeline a second time and waits for ever for that thread.
             closed.set(true)
             let error = Self.pendingError(pipeline, deviceID: deviceID).map { Self.namingHolders($0, nodePath: nodePath) }
+            releaseHold()
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             crop.detach()
             gst_object_unref(UnsafeMutableRawPointer(sinkElement))
@@ -139,6 +154,21 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The core applied the session's controls and accepts frames: a non-live source's buffers,
+    /// held before the crop since the bind, go on now (and get the zoom asked for).
+    func startStreaming() throws(CameraError) {
+        releaseHold()
+    }
+
+    /// Whether buffers are held before `videocrop` (a non-live source before `startStreaming()`).
+    var isHolding: Bool { holdProbe != 0 && !holdReleased.value }
+
+    /// Lets buffers into `videocrop` (once; every later call does nothing).
+    private func releaseHold() {
+        guard holdReleased.withLock({ r -> Bool in defer { r = true }; return !r }) else { return }
+        camhal_gst_release_hold(holdPad, holdProbe)
+    }
 
     // MARK: Streaming thread
 
@@ -305,6 +335,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         // every close used to wait out (most of a one-photo command's time after the photo).
         camhal_gst_bus_wake(pipeline)
         outstanding.stop()
+        releaseHold()
         // Only values, not self: close() also runs from deinit.
         let owned = Teardown(pipeline: GstPointer(value: pipeline), appsink: GstPointer(value: appsink), crop: crop, onReleased: onReleased)
         let released = DispatchSemaphore(value: 0)

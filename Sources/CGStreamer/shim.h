@@ -59,6 +59,32 @@ static inline gulong camhal_gst_count_buffers(GstElement *element, const char *p
     return camhal_gst_probe_buffers(element, pad_name, camhal_gst_count_probe_cb, counter);
 }
 static inline gint camhal_atomic_int_get(gint *p) { return g_atomic_int_get(p); }
+static GstPadProbeReturn camhal_gst_hold_cb(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad; (void)info; (void)data;
+    return GST_PAD_PROBE_OK;
+}
+/// Holds buffers and events (an end of stream included) on their way into `element`: a blocking
+/// probe on the source pad linked to its sink pad (so the element's own sink-pad probes see
+/// nothing until it is released; flushes still pass). Returns the
+/// probe's id and the blocked pad (a reference) in *pad, or 0 when the sink pad is not linked.
+static inline gulong camhal_gst_hold_into(GstElement *element, GstPad **pad) {
+    *pad = NULL;
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    GstPad *peer = sink ? gst_pad_get_peer(sink) : NULL;
+    if (sink) gst_object_unref(sink);
+    if (!peer) return 0;
+    gulong id = gst_pad_add_probe(peer, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM,
+                                  camhal_gst_hold_cb, NULL, NULL);
+    if (!id) { gst_object_unref(peer); return 0; }
+    *pad = peer;
+    return id;
+}
+/// Releases a hold of camhal_gst_hold_into (its pad reference too).
+static inline void camhal_gst_release_hold(GstPad *pad, gulong id) {
+    if (!pad) return;
+    if (id) gst_pad_remove_probe(pad, id);
+    gst_object_unref(pad);
+}
 
 // --- GStreamer backend helpers (append-only) ---
 

@@ -1,6 +1,6 @@
 #if GStreamer
 @_spi(Backend) import CamHAL
-import CamHALGStreamer
+@testable import CamHALGStreamer
 import CamHALTestSupport
 import Foundation
 import Testing
@@ -250,6 +250,27 @@ struct GStreamerBackendTests {
             binding.close()
             #expect(log.value == ["frame", "end"], "round \(round)")
         }
+    }
+
+    /// A non-live source's buffers (and its end) are held before the crop from the bind until
+    /// `startStreaming()`, then come in order. Would catch the hold removed: a one-buffer
+    /// source's frame reached the core before it accepted frames and was dropped (one photo from
+    /// `num-buffers=1` in three took a 3 s recovery, and a file lost its first frames).
+    @Test func aNonLiveSourceIsHeldUntilTheStart() async throws {
+        let finite = try backend.source(description: "videotestsrc num-buffers=1")
+        let log = Locked([String]())
+        let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+        let sink = DriverSink(frame: { _ in log.withLock { $0.append("frame") } }, event: { e in
+            log.withLock { $0.append(e == .endOfStream ? "end" : "\(e)") }
+            if e == .endOfStream { endedContinuation.finish() }
+        })
+        let held = try #require(try backend.bind(BindRequest(device: finite, lens: finite.lenses[0], stream: .default), sink: sink) as? GStreamerBinding)
+        #expect(!held.isLive && held.isHolding)
+        try held.startStreaming()
+        #expect(!held.isHolding)
+        for await _ in ended {}
+        held.close()
+        #expect(log.value == ["frame", "end"])
     }
 
     /// A source that ends before its first frame fails the session at once with `streamFailed`,
