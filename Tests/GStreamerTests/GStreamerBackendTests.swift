@@ -238,12 +238,7 @@ struct GStreamerBackendTests {
     @Test func framesOfAFiniteSourceComeBeforeItsEnd() async throws {
         for round in 0..<20 {
             let source = try backend.source(description: "videotestsrc num-buffers=1")
-            let log = Locked([String]())
-            let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
-            let sink = DriverSink(frame: { _ in log.withLock { $0.append("frame") } }, event: { e in
-                log.withLock { $0.append(e == .endOfStream ? "end" : "\(e)") }
-                if e == .endOfStream { endedContinuation.finish() }
-            })
+            let (log, ended, sink) = loggingSink()
             let binding = try backend.bind(BindRequest(device: source, lens: source.lenses[0], stream: .default), sink: sink)
             try binding.startStreaming()
             for await _ in ended {}
@@ -258,12 +253,7 @@ struct GStreamerBackendTests {
     /// `num-buffers=1` in three took a 3 s recovery, and a file lost its first frames).
     @Test func aNonLiveSourceIsHeldUntilTheStart() async throws {
         let finite = try backend.source(description: "videotestsrc num-buffers=1")
-        let log = Locked([String]())
-        let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
-        let sink = DriverSink(frame: { _ in log.withLock { $0.append("frame") } }, event: { e in
-            log.withLock { $0.append(e == .endOfStream ? "end" : "\(e)") }
-            if e == .endOfStream { endedContinuation.finish() }
-        })
+        let (log, ended, sink) = loggingSink()
         let held = try #require(try backend.bind(BindRequest(device: finite, lens: finite.lenses[0], stream: .default), sink: sink) as? GStreamerBinding)
         #expect(!held.isLive && held.isHolding)
         try held.startStreaming()
@@ -344,3 +334,15 @@ struct GStreamerBackendTests {
     }
 }
 #endif
+
+/// A sink that logs "frame" for each frame and each event ("end" for the end of stream), and a
+/// stream that finishes at the end.
+private func loggingSink() -> (log: Locked<[String]>, ended: AsyncStream<Void>, sink: DriverSink) {
+    let log = Locked([String]())
+    let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+    let sink = DriverSink(frame: { _ in log.withLock { $0.append("frame") } }, event: { e in
+        log.withLock { $0.append(e == .endOfStream ? "end" : "\(e)") }
+        if e == .endOfStream { endedContinuation.finish() }
+    })
+    return (log, ended, sink)
+}
