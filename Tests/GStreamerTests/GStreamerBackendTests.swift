@@ -333,7 +333,6 @@ struct GStreamerBackendTests {
         #expect(events.value.isEmpty, "\(events.value)")
     }
 }
-#endif
 
 /// A sink that logs "frame" for each frame and each event ("end" for the end of stream), and a
 /// stream that finishes at the end.
@@ -346,3 +345,4 @@ private func loggingSink() -> (log: Locked<[String]>, ended: AsyncStream<Void>, 
     })
     return (log, ended, sink)
 }
+#endif
