@@ -301,28 +301,25 @@ public final class GStreamerBackend: CameraBackend, Sendable {
     private func append(_ stages: ArraySlice<TailElement>, after previous: String, in pipeline: UnsafeMutablePointer<GstElement>,
                         deviceID: String) throws(CameraError) {
         let bin = camhal_gst_bin(pipeline)
-        guard var upstream = gst_bin_get_by_name(bin, previous) else {
+        // The pipeline holds every element in it until it is dropped: plain pointers do here.
+        guard let named = gst_bin_get_by_name(bin, previous) else {
             throw .configurationFailed("the pipeline of \(deviceID) lacks its \(previous) stage")
         }
-        defer { gst_object_unref(UnsafeMutableRawPointer(upstream)) }
-        var checked = previous == "camhal_src"
-        for stage in stages {
+        gst_object_unref(UnsafeMutableRawPointer(named))
+        var upstream = named
+        for (index, stage) in stages.enumerated() {
             guard let element = gst_element_factory_make(stage.factory, stage.name) else {
                 throw .configurationFailed("GStreamer has no \(stage.factory) element (gst-plugins-base or -good missing?)")
             }
             for (key, value) in stage.properties { camhal_gst_set(element, key, value) }
-            _ = gst_object_ref(UnsafeMutableRawPointer(element))  // ours until linked; the bin takes the floating one
-            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
-            _ = gst_bin_add(bin, element)
+            _ = gst_bin_add(bin, element)  // takes the floating reference
+            let checked = index == 0 && previous == "camhal_src"
             let linked = gst_element_link_pads_full(upstream, "src", element, "sink", checked ? GST_PAD_LINK_CHECK_DEFAULT : GST_PAD_LINK_CHECK_NOTHING)
             guard linked != 0 else {
                 let from = camhal_gst_object_name(upstream).map { String(cString: $0) } ?? previous
                 throw .configurationFailed("could not link the source of \(deviceID) (\(from)) to \(stage.factory)")
             }
-            checked = false
-            gst_object_unref(UnsafeMutableRawPointer(upstream))
-            upstream = UnsafeMutablePointer(mutating: element)
-            _ = gst_object_ref(UnsafeMutableRawPointer(upstream))
+            upstream = element
         }
     }
 
