@@ -118,10 +118,10 @@ struct V4L2UVCHostTests {
             "idVendor": "046d", "idProduct": "082d", "manufacturer": "Logitech", "product": "HD Pro Webcam C920", "serial": "S1",
         ])
         let usb = "usb-Logitech_HD_Pro_Webcam_C920_S1-video-index0"
-        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path) == ["video3"])
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path).map(\.node) == ["video3"])
         #expect(V4L2Discovery.candidateNodes(forID: "usb-Logitech_Other-video-index0", sysfs: cls, dev: dir.path).isEmpty)
-        #expect(V4L2Discovery.candidateNodes(forID: "platform:vivid-000/video10#input=3", sysfs: cls, dev: dir.path) == ["video10"])
-        #expect(V4L2Discovery.candidateNodes(forID: "platform:vimc/video6", sysfs: cls, dev: dir.path) == ["video6"])
+        #expect(V4L2Discovery.candidateNodes(forID: "platform:vivid-000/video10#input=3", sysfs: cls, dev: dir.path).map(\.node) == ["video10"])
+        #expect(V4L2Discovery.candidateNodes(forID: "platform:vimc/video6", sysfs: cls, dev: dir.path).map(\.node) == ["video6"])
         for other in ["pci-0000:00:14.0-usb-0:1:1.0-video-index0", "platform:vimc/videoX", "video0", "a/media0"] {
             #expect(V4L2Discovery.candidateNodes(forID: other, sysfs: cls, dev: dir.path).isEmpty, "\(other)")
         }
@@ -139,7 +139,7 @@ struct V4L2UVCHostTests {
         try dir.write("video3", "")
         try dir.write("video7", "")
         try dir.link("v4l/by-id/\(usb)", to: "\(dir.path)/video3")
-        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path) == ["video3"])
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: cls, dev: dir.path).map(\.node) == ["video3"])
         // A stale link to a node sysfs gives another name: the scan finds the camera's node.
         let stale = try TempDir()
         let staleClass = try fakeSysfs(stale, node: "video3", attributes: [
@@ -147,7 +147,7 @@ struct V4L2UVCHostTests {
         ])
         try stale.write("video7", "")
         try stale.link("v4l/by-id/\(usb)", to: "\(stale.path)/video7")
-        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: staleClass, dev: stale.path) == ["video3"])
+        #expect(V4L2Discovery.candidateNodes(forID: usb, sysfs: staleClass, dev: stale.path).map(\.node) == ["video3"])
     }
 
     @Test func usbNodesWithoutStringsFallBackToVendorAndProductIDs() throws {

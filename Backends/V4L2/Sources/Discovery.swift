@@ -29,8 +29,9 @@ package enum V4L2Discovery {
     /// The capture nodes that can carry the device `id`, found without opening any node: a USB
     /// ID (`usb-...-video-index<N>`) is matched against its by-id link's node, else each node's sysfs name, a
     /// `<bus_info>/<node>[#input=N]` ID names its node. Empty for any other ID (a udev link name
-    /// that is neither): the caller discovers every node then.
-    static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [String] {
+    /// that is neither): the caller discovers every node then. A node matched by its USB ID comes
+    /// with the USB facts read to match it, which describing the node needs again.
+    static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [(node: String, usb: USBIdentity?)] {
         if id.hasPrefix("usb-") {
             // udev's by-id link of that name points at the node: checked against sysfs (a link
             // can be stale after a replug), it spares reading every other node's USB ancestry
@@ -38,15 +39,17 @@ package enum V4L2Discovery {
             // Without udevd, or when the link is wrong, every node's sysfs name is compared.
             if let target = linkTarget("\(dev)/v4l/by-id/\(id)"), let slash = target.lastIndex(of: "/") {
                 let node = String(target[target.index(after: slash)...])
-                if node.hasPrefix("video"), usbByIDName(nodeName: node, sysfsClass: sysfs) == id { return [node] }
+                if node.hasPrefix("video"), let usb = usbIdentity(nodeName: node, sysfsClass: sysfs), usb.byIDName == id { return [(node, usb)] }
             }
-            return videoNodeNames(sysfs: sysfs, dev: dev).filter { usbByIDName(nodeName: $0, sysfsClass: sysfs) == id }
+            return videoNodeNames(sysfs: sysfs, dev: dev).compactMap { node in
+                usbIdentity(nodeName: node, sysfsClass: sysfs).flatMap { $0.byIDName == id ? (node, $0) : nil }
+            }
         }
         let base = id.split(separator: "#", maxSplits: 1).first.map(String.init) ?? id
         guard let slash = base.lastIndex(of: "/") else { return [] }
         let node = String(base[base.index(after: slash)...])
         guard node.hasPrefix("video"), Int(node.dropFirst(5)) != nil else { return [] }
-        return [node]
+        return [(node, nil)]
     }
 
     /// The input an ID names (`...#input=N`), nil for an ID without one.
@@ -63,18 +66,27 @@ package enum V4L2Discovery {
     }
 
     /// A stable id. A USB camera: the name udev gives its /dev/v4l/by-id link, built from sysfs
-    /// (`usbByIDName`), so the ID survives a replug where the node number may change, needs no
+    /// (`usbIdentity`), so the ID survives a replug where the node number may change, needs no
     /// udevd, and is the same in a hot-plug event that arrives before udev made the link. Else the
     /// /dev/v4l/by-id or by-path link naming the node; else `<bus_info>/<node>` (platform devices
-    /// such as vivid and vimc, whose bus info never changes).
-    static func stableID(nodePath: String, nodeName: String, busInfo: String) -> String {
-        if let usb = usbByIDName(nodeName: nodeName) { return usb }
+    /// such as vivid and vimc, whose bus info never changes). `usb`: the node's USB facts (nil:
+    /// not on USB).
+    static func stableID(nodePath: String, nodeName: String, busInfo: String, usb: USBIdentity?) -> String {
+        if let usb { return usb.byIDName }
         for dir in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
             for link in listDirectory(dir).sorted() where linkTarget("\(dir)/\(link)") == nodePath {
                 return link
             }
         }
         return busInfo.isEmpty ? nodeName : "\(busInfo)/\(nodeName)"
+    }
+
+    /// What sysfs says of a USB video node, read once for its ID and its name.
+    struct USBIdentity: Equatable {
+        /// The /dev/v4l/by-id link name udev's 60-persistent-v4l.rules gives the node.
+        let byIDName: String
+        /// The USB product string as sysfs holds it, for `displayName`.
+        let product: String?
     }
 
     /// The /dev/v4l/by-id link name udev's 60-persistent-v4l.rules gives a USB video node:
@@ -84,23 +96,30 @@ package enum V4L2Discovery {
     /// characters outside `0-9A-Za-z#+-.:=@_` turned into `_` (udev's usb_id). Nil for a node not
     /// on USB (no ancestor with `idVendor`).
     static func usbByIDName(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
+        usbIdentity(nodeName: nodeName, sysfsClass: sysfsClass)?.byIDName
+    }
+
+    /// The node's `usbByIDName` and product string, each sysfs attribute read once; nil for a
+    /// node not on USB.
+    static func usbIdentity(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> USBIdentity? {
         guard let index = readTextFile("\(sysfsClass)/\(nodeName)/index")?.trimmingSpaces,
               let dir = usbDeviceDirectory(nodeName: nodeName, sysfsClass: sysfsClass) else { return nil }
+        let product = readTextFile("\(dir)/product")
         func attribute(_ name: String) -> String? {
             guard let v = readTextFile("\(dir)/\(name)").map(udevSanitized), !v.isEmpty else { return nil }
             return v
         }
         guard let vendor = attribute("manufacturer") ?? attribute("idVendor"),
-              let model = attribute("product") ?? attribute("idProduct") else { return nil }
+              let model = product.map(udevSanitized).flatMap({ $0.isEmpty ? nil : $0 }) ?? attribute("idProduct") else { return nil }
         let serial = attribute("serial").map { "_\($0)" } ?? ""
-        return "usb-\(vendor)_\(model)\(serial)-video-index\(index)"
+        return USBIdentity(byIDName: "usb-\(vendor)_\(model)\(serial)-video-index\(index)", product: product)
     }
 
     /// The sysfs directory of the device a video node belongs to (its `device` link, followed:
     /// a USB interface, a platform device): two link reads, the class entry then its `device`.
     static func sysfsDevice(nodeName: String, sysfsClass: String = "/sys/class/video4linux") -> String? {
-        guard let node = linkTarget("\(sysfsClass)/\(nodeName)") else { return nil }
-        return linkTarget("\(node)/device")
+        guard let node = linkTarget("\(sysfsClass)/\(nodeName)", leadsToLink: false) else { return nil }
+        return linkTarget("\(node)/device", leadsToLink: false)
     }
 
     /// The sysfs directory of the USB device a video node belongs to (the ancestor of its
@@ -244,7 +263,11 @@ package enum V4L2Discovery {
     /// The devices of the node at `path`: one per camera input (`#input=N` IDs) when it has
     /// several, else one. `onlyInput` describes that input alone (an ID naming it is being
     /// opened: selecting and querying the others would only delay its first frame).
-    static func describeNode(path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil) -> [DeviceDescriptor] {
+    /// `usb`: the node's USB facts when the caller has read them (finding a node by its USB ID
+    /// does), else read here.
+    static func describeNode(
+        path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil, usb known: USBIdentity? = nil
+    ) -> [DeviceDescriptor] {
         let fd: DeviceFD
         do {
             fd = try DeviceFD(path: path)
@@ -253,7 +276,7 @@ package enum V4L2Discovery {
                   readTextFile("/sys/class/video4linux/\(name)/index")?.trimmingSpaces == "0" else { return [] }
             let card = readTextFile("/sys/class/video4linux/\(name)/name")?.trimmingSpaces ?? name
             return [DeviceDescriptor(
-                id: stableID(nodePath: path, nodeName: name, busInfo: ""), name: card, backend: backend, facing: .external,
+                id: stableID(nodePath: path, nodeName: name, busInfo: "", usb: known ?? usbIdentity(nodeName: name)), name: card, backend: backend, facing: .external,
                 lenses: DeviceDescriptor.singleLens(facing: .external), formats: [],
                 details: [Key.node: path, Key.error: error.cameraError(device: path).description])]
         }
@@ -262,7 +285,8 @@ package enum V4L2Discovery {
         var st = stat()
         guard fstat(fd.raw, &st) == 0 else { return [] }
         let major = camhal_major(UInt64(st.st_rdev)), minor = camhal_minor(UInt64(st.st_rdev))
-        let baseID = stableID(nodePath: path, nodeName: name, busInfo: caps.bus)
+        let usb = known ?? usbIdentity(nodeName: name)
+        let baseID = stableID(nodePath: path, nodeName: name, busInfo: caps.bus, usb: usb)
 
         var details: [String: String] = [Key.node: path, Key.driver: caps.driver, Key.card: caps.card, Key.bus: caps.bus]
         // Media controller: the upstream pipeline (vimc), the sensor's lens and flash.
@@ -295,7 +319,7 @@ package enum V4L2Discovery {
         for input in perInput {
             var d = details
             var id = baseID
-            var displayName = Self.displayName(card: caps.card, nodeName: name)
+            var displayName = Self.displayName(card: caps.card, usbProduct: usb?.product)
             if let input {
                 // Another process streaming the node refuses S_INPUT: list the current input only.
                 if input.index != original {

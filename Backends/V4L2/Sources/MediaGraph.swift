@@ -206,9 +206,12 @@ func readTextFile(_ path: String) -> String? {
 /// /dev/v4l/by-id and by-path, a sysfs class directory, a sysfs device directory), the answer of
 /// `resolvedPath` without realpath's readlink of every component (a dozen calls for a sysfs
 /// path, several times per camera opened). `path` itself when it is no link; nil when it does not exist.
-func linkTarget(_ path: String) -> String? {
+/// `leadsToLink: false` for a link whose target is known to be no link (sysfs's links lead to
+/// device directories): its target is not read again to find out.
+func linkTarget(_ path: String, leadsToLink: Bool = true) -> String? {
     var current = path
-    for _ in 0..<8 {
+    for hop in 0..<8 {
+        if hop == 1 && !leadsToLink { return current }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = buffer.withUnsafeMutableBufferPointer { b in
             b.baseAddress.map { $0.withMemoryRebound(to: CChar.self, capacity: b.count) { readlink(current, $0, b.count - 1) } } ?? -1

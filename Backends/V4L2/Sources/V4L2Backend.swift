@@ -61,10 +61,11 @@ public final class V4L2Backend: CameraBackend, Sendable {
         if candidates.isEmpty, V4L2Discovery.isUSBID(id) { throw CameraError.disconnected(device: id) }
         // Read only when there is a node to describe (full discovery reads the graphs itself),
         // and only the graphs beside it.
-        for name in candidates {
+        for (name, usb) in candidates {
             let graphs = MediaGraph.holding(node: name, devDirectory: devDirectory)
             let found = V4L2Discovery.describeNode(
-                path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier, onlyInput: V4L2Discovery.input(inID: id))
+                path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier, onlyInput: V4L2Discovery.input(inID: id),
+                usb: usb)
             guard let d = found.first(where: { $0.id == id }) else { continue }
             known.withLock { map in for f in found { map[f.id] = f } }
             everListed.withLock { $0.formUnion(found.map(\.id)) }
