@@ -16,6 +16,8 @@ struct WebcamControlMappingTests {
         let menu: [Int32]
         let infos: [UInt32: ControlInfo]
         let values: Mutex<[UInt32: Int32]>
+        /// VIDIOC_G_CTRL calls made, by control: each is a round trip to the driver.
+        let reads = Mutex<[UInt32: Int]>([:])
         init(menu: [Int32], controls: [(UInt32, Int64, Int64, Int64)]) {
             self.menu = menu
             var infos: [UInt32: ControlInfo] = [:], values: [UInt32: Int32] = [:]
@@ -29,6 +31,7 @@ struct WebcamControlMappingTests {
         func queryControl(_ id: UInt32) -> ControlInfo? { infos[id] }
         func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { id == V4L2ImageControls.exposureAutoID && menu.contains(Int32(index)) }
         func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
+            reads.withLock { $0[id, default: 0] += 1 }
             guard let v = values.withLock({ $0[id] }) else { throw V4L2Errno(EINVAL, "VIDIOC_G_CTRL") }
             return v
         }
@@ -37,7 +40,7 @@ struct WebcamControlMappingTests {
             if id == V4L2ImageControls.exposureAutoID, !menu.contains(value) { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
             // uvcvideo (uvc_ctrl_is_accessible): the exposure time is refused unless the menu is Manual,
             // Shutter Priority included.
-            if id == V4L2ImageControls.exposureAbsoluteID, try getControl(V4L2ImageControls.exposureAutoID) != 1 {
+            if id == V4L2ImageControls.exposureAbsoluteID, values.withLock({ $0[V4L2ImageControls.exposureAutoID] }) != 1 {
                 throw V4L2Errno(EACCES, "VIDIOC_S_CTRL")
             }
             let v = Int32(min(max(Int64(value), info.minimum), info.maximum))
@@ -81,6 +84,40 @@ struct WebcamControlMappingTests {
         #expect(try fd.getControl(V4L2ImageControls.exposureAbsoluteID) == 200)
         _ = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: fd)
         #expect(try fd.getControl(V4L2ImageControls.exposureAutoID) == 3)
+    }
+
+    /// An apply reads each control once: the mode it compares before writing is the mode it
+    /// reports, and a value it wrote is what the device stored (on a webcam each read is a
+    /// round trip to uvcvideo, on the way to the first frame). Would catch an apply reading its
+    /// mode controls again to report them (the C920 paid two extra reads per start).
+    @Test("an exposure or white-balance apply reads each control once, and reports what the device holds")
+    func appliesReadEachControlOnce() throws {
+        let c920 = UVCControls(menu: [1, 3], controls: [
+            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 3, 2047, 250),
+            (V4L2ImageControls.gainID, 0, 255, 0), (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1),
+            (V4L2ImageControls.temperatureID, 2000, 6500, 4000),
+        ])
+        let controls = V4L2ImageControls(c920)
+        func once(_ apply: () -> Void) -> [UInt32: Int] {
+            c920.reads.withLock { $0 = [:] }
+            apply()
+            return c920.reads.withLock { $0 }
+        }
+        var reported = ExposureSettings()
+        var reads = once { reported = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: c920) }
+        #expect(reads.values.allSatisfy { $0 == 1 }, "\(reads)")
+        #expect(reported.mode == .continuousAuto && reported.duration == .microseconds(25_000))
+        reads = once { reported = controls.applyExposure(ExposureSettings(mode: .manual, duration: .milliseconds(20), gain: 7), fd: c920) }
+        #expect(reads.values.allSatisfy { $0 == 1 }, "\(reads)")
+        #expect(reported.mode == .manual && reported.duration == .milliseconds(20) && reported.gain == 7, "\(reported)")
+        #expect(try c920.getControl(V4L2ImageControls.exposureAutoID) == 1 && c920.getControl(V4L2ImageControls.gainID) == 7)
+        var balance = WhiteBalanceSettings()
+        reads = once { balance = controls.applyWhiteBalance(WhiteBalanceSettings(mode: .manual, temperature: 5000), fd: c920) }
+        #expect(reads.values.allSatisfy { $0 == 1 }, "\(reads)")
+        #expect(balance.mode == .manual && balance.temperature == 5000, "\(balance)")
+        reads = once { balance = controls.applyWhiteBalance(WhiteBalanceSettings(mode: .auto), fd: c920) }
+        #expect(reads.values.allSatisfy { $0 == 1 }, "\(reads)")
+        #expect(balance.mode == .auto && (try? c920.getControl(V4L2ImageControls.autoWhiteBalanceID)) == 1)
     }
 
     @Test("white balance offers the plausible Kelvin part of a device's range (C270: 0...10000)")

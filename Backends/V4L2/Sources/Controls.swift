@@ -54,6 +54,59 @@ extension V4L2ControlAccess {
     }
 }
 
+/// Which focus controls a node or lens sub-device has.
+package struct FocusControls: Sendable {
+    /// FOCUS_AUTO (continuous autofocus).
+    package var auto: Bool
+    /// AUTO_FOCUS_START (one sweep).
+    package var start: Bool
+    /// FOCUS_ABSOLUTE (manual focus).
+    package var absolute: Bool
+
+    package init(auto: Bool, start: Bool, absolute: Bool) {
+        self.auto = auto
+        self.start = start
+        self.absolute = absolute
+    }
+
+    /// Asked of the device: three queries.
+    package init(_ fd: some V4L2ControlAccess) {
+        self.init(
+            auto: fd.queryControl(ControlID.focusAuto) != nil, start: fd.queryControl(ControlID.autoFocusStart) != nil,
+            absolute: fd.queryControl(ControlID.focusAbsolute) != nil)
+    }
+}
+
+/// A `V4L2ControlAccess` that remembers, for one apply, each value it read or wrote, so that
+/// reading back a value just read or written costs no second driver call (on a webcam each is a
+/// round trip to uvcvideo; the exposure and white-balance applies read their mode controls
+/// before writing and again to report). Made per apply and dropped after it: a value the device
+/// changes by itself later (an auto mode's exposure time) is read afresh by the next apply.
+final class RememberedControls<Base: V4L2ControlAccess>: V4L2ControlAccess {
+    private let base: Base
+    private var values: [UInt32: Int32] = [:]
+
+    init(_ base: Base) { self.base = base }
+
+    func queryControl(_ id: UInt32) -> ControlInfo? { base.queryControl(id) }
+    func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { base.hasMenuEntry(id, index) }
+
+    func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
+        if let v = values[id] { return v }
+        let v = try base.getControl(id)
+        values[id] = v
+        return v
+    }
+
+    @discardableResult
+    func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+        values[id] = nil
+        let stored = try base.setControl(id, value)
+        values[id] = stored
+        return stored
+    }
+}
+
 /// The camera-class control IDs CamHAL uses (the macros are plain integers but spelled here once).
 package enum ControlID {
     package static let zoomAbsolute = UInt32(V4L2_CID_ZOOM_ABSOLUTE)
@@ -182,21 +235,22 @@ package enum V4L2ControlSemantics {
         }
     }
 
-    /// Lights or darkens the torch through FLASH_LED_MODE on `target`; the state read back.
+    /// Lights or darkens the torch through FLASH_LED_MODE on `target`; the state the device holds
+    /// (`updateControl` answers it: read, or stored by the write).
     package static func applyTorch(_ on: Bool, _ target: some V4L2ControlAccess) -> Bool {
         let mode = on ? Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue) : Int32(V4L2_FLASH_LED_MODE_NONE.rawValue)
-        guard (try? target.updateControl(ControlID.flashLEDMode, mode)) != nil,
-              let now = try? target.getControl(ControlID.flashLEDMode) else { return false }
+        guard let now = try? target.updateControl(ControlID.flashLEDMode, mode) else { return false }
         return now == Int32(V4L2_FLASH_LED_MODE_TORCH.rawValue)
     }
 
     /// Applies a focus mode through the focus controls on `fd` (the node or its lens sub-device):
     /// FOCUS_AUTO for continuous, AUTO_FOCUS_START for one sweep, FOCUS_AUTO off (and
     /// AUTO_FOCUS_STOP) for locked and manual. Returns the mode in effect.
-    package static func applyFocusMode(_ mode: FocusMode, _ fd: some V4L2ControlAccess) -> FocusMode {
-        let hasAuto = fd.queryControl(ControlID.focusAuto) != nil
-        let hasStart = fd.queryControl(ControlID.autoFocusStart) != nil
-        let hasAbsolute = fd.queryControl(ControlID.focusAbsolute) != nil
+    /// `present`: which focus controls `fd` has, when discovery found them (each query is a
+    /// driver call on the way to the first frame); else asked here.
+    package static func applyFocusMode(_ mode: FocusMode, _ fd: some V4L2ControlAccess, present: FocusControls? = nil) -> FocusMode {
+        let present = present ?? FocusControls(fd)
+        let hasAuto = present.auto, hasStart = present.start, hasAbsolute = present.absolute
         switch mode {
         case .continuous:
             if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }

@@ -388,6 +388,8 @@ package struct V4L2CameraControls: Sendable {
     /// sub-device rather than the node.
     package let focusAuto: Bool
     package let focusAbsolute: ControlInfo?
+    /// AUTO_FOCUS_START, where the focus controls were found.
+    package let focusStart: Bool
     package let focusOnSubdevice: Bool
 
     /// The controls of `node`, its focus controls on `focus` (a lens sub-device, or the node).
@@ -402,6 +404,7 @@ package struct V4L2CameraControls: Sendable {
         }
         focusModes = V4L2Discovery.focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart)
         focusAuto = fAuto
+        focusStart = fStart
         focusAbsolute = fAbs
         self.focusOnSubdevice = focusOnSubdevice
         zoom = node.queryControl(ControlID.zoomAbsolute)

@@ -51,8 +51,8 @@ enum V4L2Formats {
         e.pixel_format = pixelFormat
         guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_ENUM_FRAMESIZES), &e, "VIDIOC_ENUM_FRAMESIZES")) != nil else { return nil }
         if e.type == UInt32(V4L2_FRMSIZE_TYPE_DISCRETE.rawValue) {
-            var sizes: [Size] = []
-            var i: UInt32 = 0
+            var sizes = [Size(width: Int(e.discrete.width), height: Int(e.discrete.height))]
+            var i: UInt32 = 1
             while i < enumerationLimit {
                 var d = v4l2_frmsizeenum()
                 d.index = i
@@ -184,10 +184,11 @@ enum V4L2Formats {
     /// `request.choose(from: describe(fd))` without listing every format: the pixel formats
     /// (ENUM_FMT), then the sizes of the one chosen, then the rates of the size chosen, as
     /// v4l2-ctl asks for one format. About 20 driver calls where the full list takes hundreds
-    /// to thousands (vivid: about 2,000), on the path to the first frame. The same answer as the
+    /// to thousands (vivid: about 2,000), on the path to the first frame. The same stream as the
     /// full list by construction: the pixel format is chosen by the same rule among those listed,
-    /// and when the one chosen turns out to have no size (so the full list would not contain
-    /// it), nil: the caller falls back to the full list.
+    /// a size asked for that the driver takes exactly is streamed either way, and when the pixel
+    /// format chosen turns out to have no size (so the full list would not contain it), nil: the
+    /// caller falls back to the full list.
     static func quickChoice(_ fd: DeviceFD, request: StreamRequest) -> FormatDescription? {
         // A pixel format the request names is the one `choose` picks once it is listed: the
         // listing stops there (vivid lists 83, YUYV first) instead of asking for every one.
@@ -199,11 +200,34 @@ enum V4L2Formats {
         let standIns = pixfmts.map { FormatDescription(pixelFormat: PixelFormat(rawValue: $0), size: Size(width: 0, height: 0), frameRates: []) }
         guard let pixel = request.choose(from: standIns)?.pixelFormat else { return nil }
         let cur = try? current(fd)
-        let sizes = listedSizes(fd, pixelFormat: pixel.rawValue, current: cur)
-        guard !sizes.isEmpty else { return nil }
-        let candidates = sizes.map { FormatDescription(pixelFormat: pixel, size: $0, frameRates: []) }
-        guard let size = request.choose(from: candidates)?.size else { return nil }
+        let size: Size
+        if let want = request.size, exactlyAccepted(fd, pixfmt: pixel.rawValue, size: want) {
+            // A size asked for that the driver takes as it is: what the bind streams whatever the
+            // list holds (it streams any size TRY_FMT answers unchanged), found with one call
+            // instead of every size listed (a webcam lists up to ~40 per format).
+            size = want
+        } else {
+            let sizes = listedSizes(fd, pixelFormat: pixel.rawValue, current: cur)
+            guard !sizes.isEmpty else { return nil }
+            let candidates = sizes.map { FormatDescription(pixelFormat: pixel, size: $0, frameRates: []) }
+            guard let chosen = request.choose(from: candidates)?.size else { return nil }
+            size = chosen
+        }
         return FormatDescription(pixelFormat: pixel, size: size,
                                  frameRates: listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur))
+    }
+
+    /// Whether the driver takes `size` in `pixfmt` as it is (TRY_FMT changes nothing); false for
+    /// a size no V4L2 field can hold.
+    static func exactlyAccepted(_ fd: DeviceFD, pixfmt: UInt32, size: Size) -> Bool {
+        guard let w = UInt32(exactly: size.width), let h = UInt32(exactly: size.height), w > 0, h > 0 else { return false }
+        var f = v4l2_format()
+        f.type = captureType
+        f.fmt.pix.pixelformat = pixfmt
+        f.fmt.pix.width = w
+        f.fmt.pix.height = h
+        f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil else { return false }
+        return f.fmt.pix.pixelformat == pixfmt && f.fmt.pix.width == w && f.fmt.pix.height == h
     }
 }

@@ -118,7 +118,8 @@ package struct V4L2ImageControls: Sendable {
 
     /// Applies `request`; for manual, MANUAL is selected before the duration and gain are written,
     /// as V4L2 refuses exposure_time_absolute while auto is on (E3). Returns what the device reads back.
-    package func applyExposure(_ request: ExposureSettings, fd: some V4L2ControlAccess) -> ExposureSettings {
+    package func applyExposure(_ request: ExposureSettings, fd device: some V4L2ControlAccess) -> ExposureSettings {
+        let fd = RememberedControls(device)
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .continuousAuto:
@@ -157,7 +158,8 @@ package struct V4L2ImageControls: Sendable {
 
     /// Applies white balance: a preset or a temperature turns white_balance_automatic off first,
     /// then writes white_balance_temperature (inactive, and refused by some drivers, while auto is on).
-    package func applyWhiteBalance(_ request: WhiteBalanceSettings, fd: some V4L2ControlAccess) -> WhiteBalanceSettings {
+    package func applyWhiteBalance(_ request: WhiteBalanceSettings, fd device: some V4L2ControlAccess) -> WhiteBalanceSettings {
+        let fd = RememberedControls(device)
         let locks = lockBits != 0 ? (try? fd.getControl(Self.lockID)) ?? 0 : 0
         switch request.mode {
         case .auto:

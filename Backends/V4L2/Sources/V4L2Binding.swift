@@ -114,6 +114,9 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// Whether control events (zoom, autofocus changed by another process) were subscribed.
     private let watchesControls: Bool
     private let hasFocusAbsolute: Bool
+    /// The focus controls of the lens sub-device or node focus is applied on, as discovery found
+    /// them; nil when that is not known (they are asked then).
+    private let focusControls: FocusControls?
     /// Whether selection cropping turned out to work on this stream (it can fail when the
     /// driver cannot scale while streaming); once false, zoom falls back to the frame path.
     private let cropUsable = Mutex(true)
@@ -151,6 +154,11 @@ final class V4L2Binding: DriverBinding, Sendable {
             ZoomControlMapping(minimum: $0.minimum, maximum: $0.maximum, ceiling: device.lenses.first?.nativeZoomCeiling ?? ZoomMath.cap)
         }
         hasFocusAbsolute = nodeFocus.map { $0.focusAbsolute != nil } ?? (core.fd.queryControl(ControlID.focusAbsolute) != nil)
+        // Known only when focus is applied where discovery found it (a lens sub-device that
+        // cannot be opened now leaves focus on the node).
+        focusControls = known.flatMap { k in
+            k.focusOnSubdevice == (lensFD != nil) ? FocusControls(auto: k.focusAuto, start: k.focusStart, absolute: k.focusAbsolute != nil) : nil
+        }
         imageControls = known?.image ?? V4L2ImageControls(core.fd)
         // Changes made through this descriptor raise no event here (no ALLOW_FEEDBACK flag), so
         // only other processes' changes arrive.
@@ -189,7 +197,7 @@ final class V4L2Binding: DriverBinding, Sendable {
         let pixfmt = chosen.pixelFormat.rawValue
         let isPipeline = device.details[V4L2Discovery.Key.pipeline] != nil
         var size = chosen.size
-        if !isPipeline, let want = request.stream.size, want != size, exactlyAccepted(fd, pixfmt: pixfmt, size: want) {
+        if !isPipeline, let want = request.stream.size, want != size, V4L2Formats.exactlyAccepted(fd, pixfmt: pixfmt, size: want) {
             // A stepwise/continuous device lists common sizes only; any other size it takes
             // exactly (TRY_FMT answers it unchanged) is streamed as asked.
             size = want
@@ -208,8 +216,8 @@ final class V4L2Binding: DriverBinding, Sendable {
         // Progressive frames where the driver can (an HDMI input with interlaced timings may
         // still answer ALTERNATE: see `sequence(of:)`).
         f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        // S_FMT adjusts what it cannot take as TRY_FMT would and answers what it set.
         do {
-            try fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")
             try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(size))")
         } catch { throw mapped(error, fd) }
         let pix = f.fmt.pix
@@ -223,9 +231,12 @@ final class V4L2Binding: DriverBinding, Sendable {
             var p = v4l2_streamparm()
             p.type = V4L2Formats.captureType
             p.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((pick * 1000).rounded()))
-            _ = try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")
+            // S_PARM answers the interval the driver set, as G_PARM would.
+            if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")) != nil {
+                rate = V4L2Formats.rate(p.parm.capture.timeperframe) ?? 0
+            }
         }
-        rate = V4L2Formats.currentRate(fd)
+        if rate == 0 { rate = V4L2Formats.currentRate(fd) }
         if rate == 0 { rate = chosen.frameRates.first ?? 0 }
 
         let core = StreamCore(fd: fd)
@@ -283,20 +294,6 @@ final class V4L2Binding: DriverBinding, Sendable {
         core.markStreaming()
         started.withLock { $0 = true }
         start()
-    }
-
-    /// Whether the driver takes `size` in `pixfmt` as it is (TRY_FMT changes nothing); false for
-    /// a size no V4L2 field can hold.
-    private static func exactlyAccepted(_ fd: DeviceFD, pixfmt: UInt32, size: Size) -> Bool {
-        guard let w = UInt32(exactly: size.width), let h = UInt32(exactly: size.height), w > 0, h > 0 else { return false }
-        var f = v4l2_format()
-        f.type = V4L2Formats.captureType
-        f.fmt.pix.pixelformat = pixfmt
-        f.fmt.pix.width = w
-        f.fmt.pix.height = h
-        f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
-        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil else { return false }
-        return f.fmt.pix.pixelformat == pixfmt && f.fmt.pix.width == w && f.fmt.pix.height == h
     }
 
     private static func configurePipeline(fd: DeviceFD, mediaPath: String, pixfmt: UInt32, size: Size, deviceID: String, node: String) throws(CameraError) {
@@ -566,7 +563,9 @@ final class V4L2Binding: DriverBinding, Sendable {
         return V4L2ControlSemantics.applyTorch(on, target)
     }
 
-    func applyFocusMode(_ mode: FocusMode) -> FocusMode { V4L2ControlSemantics.applyFocusMode(mode, lensFD ?? core.fd) }
+    func applyFocusMode(_ mode: FocusMode) -> FocusMode {
+        V4L2ControlSemantics.applyFocusMode(mode, lensFD ?? core.fd, present: focusControls)
+    }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
 
