@@ -8,7 +8,7 @@ import Testing
 /// Tests against real V4L2 drivers. On a machine without /dev/video* they are skipped (the
 /// reason says so); in the VM (`scripts/vm-run`) they run against vivid and vimc.
 private let hasDevices = !V4L2Discovery.videoNodeNames().isEmpty
-private let skipReason: Comment = "needs /dev/video* (run in the VM: scripts/vm-run -- .build/debug/CamHALPackageTests.xctest --testing-library swift-testing --filter V4L2Device)"
+private let skipReason: Comment = "needs /dev/video* (vivid and vimc: scripts/vm-device-tests runs the suite in the VM)"
 
 /// Collects delivered frames; optionally keeps them (holding driver buffers).
 final class Collector: @unchecked Sendable {
