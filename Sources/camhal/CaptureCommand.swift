@@ -90,7 +90,9 @@ enum CaptureCommand {
         let url = try destination(output, a)  // before touching the camera
         let camera = try MediaSupport.open(a)
         try MediaSupport.requireConvertible(camera, a)
-        let report = SessionReport(camera, verb: "capture")  // warnings (a format fallback) reach the user
+        // Warnings (a format fallback) reach the user as they come; interruptions once the photo
+        // is taken or has failed.
+        let report = SessionReport(camera, verb: "capture", interruptions: .atTheEnd)
         defer { report.finish() }
         camera.start()
         do {
@@ -105,6 +107,7 @@ enum CaptureCommand {
             }
             let started = ContinuousClock.now  // a span: the monotonic clock
             let photo = try await camera.capturePhoto(settings)
+            report.finish(succeeded: true)
             if let url {
                 try OutputPath.write(photo.data, to: url, a)
             } else {

@@ -3,12 +3,26 @@ import FoundationEssentials
 
 /// What a verb that streams tells the user about its session, so no fault passes in silence:
 /// every warning the library puts on a snapshot, once, as a line on stderr; each interruption as
-/// it starts and ends; and, for the final summary, frames and drops by cause with the holes.
+/// it starts and ends (or, for a one-shot verb, when its work is done: `Interruptions`); and, for
+/// the final summary, frames and drops by cause with the holes.
 /// Times are seconds on CLOCK_MONOTONIC from `origin` (the verb's start, or a recording's first
 /// frame, so a hole's time is its time in the file).
 final class SessionReport: Sendable {
+    /// When interruptions reach the user.
+    enum Interruptions {
+        /// Each as it starts and as it ends: a verb that streams until it is stopped.
+        case live
+        /// Listed by `finish(succeeded:)`: a verb that uses one frame (a photo). A hole the
+        /// session had before that frame is listed; one still open when the verb succeeded is
+        /// not, since it began after the last frame, so after the one the verb used (a finite
+        /// source that ends after the photo's frame is no fault of the photo).
+        case atTheEnd
+    }
+
     let camera: Camera
     let verb: String
+    private let interruptions: Interruptions
+    private let finished = Locked(false)
     /// CLOCK_MONOTONIC seconds the reported times count from.
     let origin = Locked(Seconds.monotonicCoarse())
     private let watcher = Locked<Task<Void, Never>?>(nil)
@@ -18,9 +32,10 @@ final class SessionReport: Sendable {
 
     /// Starts watching `camera`'s snapshots (call before `camera.start()` to see them all).
     /// `onFault` is called once, with a description, at the first fault.
-    init(_ camera: Camera, verb: String, onFault: (@Sendable (String) -> Void)? = nil) {
+    init(_ camera: Camera, verb: String, interruptions: Interruptions = .live, onFault: (@Sendable (String) -> Void)? = nil) {
         self.camera = camera
         self.verb = verb
+        self.interruptions = interruptions
         self.onFault = onFault
         let states = camera.stateUpdates()
         watcher.set(Task { [weak self] in
@@ -36,8 +51,20 @@ final class SessionReport: Sendable {
 
     deinit { watcher.value?.cancel() }
 
-    /// Stops watching.
-    func finish() { watcher.value?.cancel() }
+    /// Stops watching. With interruptions `.atTheEnd`, lists the session's holes: every one when
+    /// the verb failed (they may be why), those frames came back from when it succeeded. Only
+    /// the first call counts.
+    func finish(succeeded: Bool = false) {
+        watcher.value?.cancel()
+        guard interruptions == .atTheEnd, finished.withLock({ f in defer { f = true }; return !f }) else { return }
+        for i in camera.frameStatistics.interruptions {
+            if let length = i.length {
+                printError("camhal \(verb): interrupted: a \(Self.seconds(length)) hole from \(time(i.start))")
+            } else if !succeeded {
+                printError("camhal \(verb): interrupted: no frames since \(time(i.start))")
+            }
+        }
+    }
 
     private func note(_ s: CameraState, after previous: CameraState?, holeOpen: inout Bool) {
         // A snapshot keeps a binding's warning (a format fallback) until the next binding: print
@@ -45,6 +72,7 @@ final class SessionReport: Sendable {
         if let w = s.warning, w != previous?.warning {
             switch w {
             case .stalled(let start, let length):
+                guard interruptions == .live else { break }  // the router counted it: `finish` lists it
                 // An interruption seen only when frames resumed (the frames before it were still
                 // arriving): reported as one, with its place in the device's time.
                 printError("camhal \(verb): interrupted: a \(Self.seconds(length)) hole from \(time(start)) "
@@ -57,6 +85,7 @@ final class SessionReport: Sendable {
                 printError("camhal \(verb): warning: \(w)")
             }
         }
+        guard interruptions == .live else { return }
         if s.status == .interrupted, !holeOpen {
             holeOpen = true
             let at = camera.frameStatistics.interruptions.last.map { time($0.start) } ?? "?"

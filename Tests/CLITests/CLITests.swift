@@ -208,6 +208,21 @@ extension CamhalBinaryTests {
             #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("empty.jpg").path))
         }
 
+        /// A photo taken from a finite source's frame succeeds in silence when the source ends
+        /// after that frame: the end is an interruption of the session (S8), but one that began
+        /// after the photo's frame is no fault of the photo. Would catch capture printing
+        /// "interrupted: no frames since 0.0 s" after "wrote ..." (it did, on every run, for
+        /// `num-buffers=1` and `num-buffers=30`).
+        @Test("a photo from a source that ends after its frame reports no interruption")
+        func photoFromAFiniteSource() async throws {
+            for buffers in [1, 30] {
+                let out = scratch.appendingPathComponent("finite-\(buffers).jpg")
+                let run = try await camhal(["capture", "-o", out.path, "--source", "videotestsrc num-buffers=\(buffers)", "--size", "320x240"])
+                #expect(run.status == 0 && run.stdout.hasPrefix("wrote "), "\(buffers) buffers: \(run)")
+                #expect(run.stderr.isEmpty, "\(buffers) buffers: \(run.stderr)")
+            }
+        }
+
         @Test("JSON output keeps slashes as they are", .enabled(if: toolOnPath("qrencode"), "qrencode makes the QR image"))
         func jsonSlashes() async throws {
             let png = scratch.appendingPathComponent("qr.png")
