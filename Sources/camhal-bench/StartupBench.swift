@@ -16,7 +16,9 @@ import Foundation
 /// system calls by name (`strace -f -c`) and instructions (callgrind), which the load of a
 /// 2-core machine or a VM does not move (`--no-counts` leaves them out).
 /// `camhal`, `camhal-bench-all` and `camhal-bench-v4l2` are found beside this binary (build them
-/// with `swift build -c release --product camhal --product camhal-bench-all --product camhal-bench-v4l2`).
+/// with `swift build -c release --static-swift-stdlib --product camhal`, the tool as the README
+/// installs it, then `swift build -c release --product camhal-bench-all --product camhal-bench-v4l2`,
+/// the apps, linked as an app is). The table says how the `camhal` measured was linked.
 enum StartupBench {
     struct Pair {
         let name: String
@@ -72,6 +74,12 @@ enum StartupBench {
                  camhalName: "default traits", referenceName: "V4L2 only", camhalStatus: 1, referenceStatus: 1),
         ]
         print("camhal-bench --startup: \(rounds) interleaved rounds, load average \(loadAverage())")
+        // The photo measures the `camhal` beside this binary, as it was built: say which build.
+        if let elf = try? Spawn.run(["readelf", "-d", "\(dir)/camhal"]), elf.status == 0 {
+            print(elf.output.contains("libswiftCore.so")
+                ? "camhal: the Swift runtime linked as shared libraries (the tool as installed is built with --static-swift-stdlib)"
+                : "camhal: the Swift runtime inside the binary (--static-swift-stdlib, as installed)")
+        }
         print(pad("", 38) + pad("", 16) + pad("wall ms", 22) + pad("CPU ms", 22) + pad("peak RSS MiB", 24))
         var failed = false
         // Peak RSS through GNU time, not this process's wait4: posix_spawn shares this process's
