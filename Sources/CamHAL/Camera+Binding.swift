@@ -369,7 +369,8 @@ extension Camera {
     func startWatchdog(firstTickAfter seconds: Double) {
         stopWatchdog()
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let token = ObjectIdentifier(timer as AnyObject)
+        watchdogArms &+= 1
+        let token = watchdogArms
         timer.setEventHandler { [weak self] in
             // A tick of a timer already replaced (stop, rebind) does nothing.
             guard let self, self.watchdogToken == token else { return }
@@ -384,8 +385,11 @@ extension Camera {
         timer.resume()
     }
 
-    /// Which timer is the live watchdog (timers are compared by identity, not by a counter).
-    var watchdogToken: ObjectIdentifier? { watchdog.map { ObjectIdentifier($0 as AnyObject) } }
+    /// The live watchdog's arm, nil when none runs. (It was the timer's identity, through
+    /// `timer as AnyObject`: on Linux that boxes the protocol existential through the runtime's
+    /// bridging cast, whose first use scans every protocol conformance, about a million
+    /// instructions on the way to the first frame.)
+    var watchdogToken: UInt64? { watchdog == nil ? nil : watchdogArms }
 
     func stopWatchdog() {
         watchdog?.cancel()

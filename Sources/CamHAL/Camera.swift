@@ -204,6 +204,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     /// Returns metering to the whole frame when its auto-cancel duration is up (A4).
     var meteringCancel: DispatchSourceTimer?
     var watchdog: DispatchSourceTimer?
+    /// How many times the watchdog was armed: each arm's number tells its ticks whether they are
+    /// still the live watchdog's (`startWatchdog`).
+    var watchdogArms: UInt64 = 0
     let channel = Locked(StateChannel())
     let pending = Locked(Pending())
     let selectedDevice: Locked<DeviceDescriptor>
