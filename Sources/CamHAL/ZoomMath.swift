@@ -69,7 +69,7 @@ public enum ZoomMath {
         let scaled = (v * 1000).rounded() / 1000
         if scaled == scaled.rounded() && abs(scaled) < 1e15 { return String(Int(scaled)) }
         var s = String(scaled)
-        if s.contains("e") { return s }
+        if s.utf8.contains(UInt8(ascii: "e")) { return s }  // a byte search: no _StringProcessing
         while s.hasSuffix("0") { s.removeLast() }
         return s
     }

@@ -169,6 +169,22 @@ struct V4L2UVCHostTests {
         #expect(V4L2Discovery.udevSanitized("  HD Pro\tWebcam  C920\n") == "HD_Pro_Webcam_C920")
         #expect(V4L2Discovery.udevSanitized("A/B (2)") == "A_B__2_")
         #expect(V4L2Discovery.udevSanitized("v1.0:x=y@z#+-") == "v1.0:x=y@z#+-")
+        // udev works on bytes: UTF-8 outside ASCII is kept, only ASCII white space separates.
+        #expect(V4L2Discovery.udevSanitized("Caméra\u{00A0}Ünïcode 4K ") == "Caméra\u{00A0}Ünïcode_4K")
+        #expect(V4L2Discovery.udevSanitized(" \t\n") == "")
+    }
+
+    /// The IDs' parts and the sysfs paths are read on bytes (no _StringProcessing on the way to a
+    /// first frame); these are the answers the Character-based code gave.
+    @Test func idPartsAndPathsReadOnBytes() {
+        #expect(V4L2Discovery.input(inID: "platform:vivid-000/video0#input=2") == 2)
+        #expect(V4L2Discovery.input(inID: "a#input=1#input=3") == 3)
+        #expect(V4L2Discovery.input(inID: "platform:vimc/video6") == nil && V4L2Discovery.input(inID: "x#input=") == nil)
+        #expect(V4L2Discovery.isUSBID("usb-Caméra_Ü-video-index12") && !V4L2Discovery.isUSBID("usb--video-index1"))
+        #expect(lexicallyNormalized("/sys/class/video4linux/../../devices/./platform//vivid.0/") == "/sys/devices/platform/vivid.0")
+        #expect(lexicallyNormalized("") == "/" && lexicallyNormalized("/..") == "/" && lexicallyNormalized("a/b/..") == "/a")
+        #expect(lexicallyNormalized("/dev/v4l/by-id/../../vidéo0") == "/dev/vidéo0")
+        #expect(lexicallyNormalized("/a/.../b") == "/a/.../b")
     }
 
     // MARK: hot-plug

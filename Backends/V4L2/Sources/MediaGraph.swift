@@ -226,14 +226,22 @@ func linkTarget(_ path: String, leadsToLink: Bool = true) -> String? {
 
 /// `path` with its `.` and `..` components and repeated slashes taken out, without looking at
 /// the file system.
+/// On UTF-8 bytes: splitting and joining `Substring`s cost about 90,000 instructions a call in a
+/// fresh process (generic and Unicode paths), five calls on the way to a webcam's first frame.
 func lexicallyNormalized(_ path: String) -> String {
-    var parts: [Substring] = []
-    for part in path.split(separator: "/") {
-        if part == "." { continue }
-        if part == ".." { _ = parts.popLast(); continue }
+    let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+    var parts: [ArraySlice<UInt8>] = []
+    for part in Array(path.utf8).split(separator: slash) {
+        if part.count == 1 && part.first == dot { continue }
+        if part.count == 2 && part.allSatisfy({ $0 == dot }) { _ = parts.popLast(); continue }
         parts.append(part)
     }
-    return "/" + parts.joined(separator: "/")
+    var out: [UInt8] = [slash]
+    for (i, part) in parts.enumerated() {
+        if i > 0 { out.append(slash) }
+        out.append(contentsOf: part)
+    }
+    return String(decoding: out, as: UTF8.self)
 }
 
 /// The target of a symbolic link, resolved to an absolute path.
