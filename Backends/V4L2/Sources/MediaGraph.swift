@@ -20,10 +20,18 @@ struct MediaGraph: Sendable {
     }
 
     let path: String
-    let entities: [UInt32: Entity]
+    // Arrays searched by ID, not dictionaries: a graph has a few dozen of each, and building a
+    // [UInt32: Entity] and a [UInt32: Pad] cost a fresh process 265,000 instructions of metadata
+    // and conformance lookups, on the way to the first frame of every camera with a media device.
+    let entities: [Entity]
     let interfaces: [Interface]
-    let pads: [UInt32: Pad]
+    let pads: [Pad]
     let links: [Link]
+
+    /// The entity with this ID (the first, should the kernel repeat one).
+    func entity(_ id: UInt32) -> Entity? { entities.first { $0.id == id } }
+    /// The pad with this ID.
+    func pad(_ id: UInt32) -> Pad? { pads.first { $0.id == id } }
 
     /// Reads the topology of the media device at `path`.
     static func load(path: String) throws(V4L2Errno) -> MediaGraph {
@@ -59,9 +67,9 @@ struct MediaGraph: Sendable {
             }
             return MediaGraph(
                 path: path,
-                entities: Dictionary(ents.prefix(Int(t2.num_entities)).map { ($0.id, Entity(id: $0.id, name: cString($0.name), function: $0.function)) }, uniquingKeysWith: { a, _ in a }),
+                entities: ents.prefix(Int(t2.num_entities)).map { Entity(id: $0.id, name: cString($0.name), function: $0.function) },
                 interfaces: intfs.prefix(Int(t2.num_interfaces)).map { Interface(id: $0.id, type: $0.intf_type, major: $0.devnode.major, minor: $0.devnode.minor) },
-                pads: Dictionary(pads.prefix(Int(t2.num_pads)).map { ($0.id, Pad(id: $0.id, entity: $0.entity_id, flags: $0.flags, index: $0.index)) }, uniquingKeysWith: { a, _ in a }),
+                pads: pads.prefix(Int(t2.num_pads)).map { Pad(id: $0.id, entity: $0.entity_id, flags: $0.flags, index: $0.index) },
                 links: links.prefix(Int(t2.num_links)).map { Link(source: $0.source_id, sink: $0.sink_id, flags: $0.flags) })
         }
         throw V4L2Errno(EAGAIN, "MEDIA_IOC_G_TOPOLOGY on \(path) (topology kept changing)")
@@ -96,7 +104,7 @@ struct MediaGraph: Sendable {
     func entity(major: UInt32, minor: UInt32) -> Entity? {
         guard let intf = interfaces.first(where: { $0.major == major && $0.minor == minor }) else { return nil }
         guard let link = links.first(where: { linkType($0) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_INTERFACE_LINK)) && $0.source == intf.id }) else { return nil }
-        return entities[link.sink]
+        return entity(link.sink)
     }
 
     /// The device node (`/dev/v4l-subdevN`) of an entity, if it has one.
@@ -114,15 +122,15 @@ struct MediaGraph: Sendable {
         var current = capture
         var visited: Set<UInt32> = [capture.id]
         while true {
-            let sinkPads = pads.values.filter { $0.entity == current.id && $0.flags & UInt32(MEDIA_PAD_FL_SINK) != 0 }
+            let sinkPads = pads.filter { $0.entity == current.id && $0.flags & UInt32(MEDIA_PAD_FL_SINK) != 0 }
             guard let link = links.first(where: { l in
                 linkType(l) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_DATA_LINK)) && l.flags & UInt32(MEDIA_LNK_FL_ENABLED) != 0
                     && sinkPads.contains { $0.id == l.sink }
-            }), let srcPad = pads[link.source], let srcEntity = entities[srcPad.entity], !visited.contains(srcEntity.id),
+            }), let srcPad = pad(link.source), let srcEntity = entity(srcPad.entity), !visited.contains(srcEntity.id),
                 let node = node(of: srcEntity)
             else { break }
             visited.insert(srcEntity.id)
-            let ownSink = pads.values.filter { $0.entity == srcEntity.id && $0.flags & UInt32(MEDIA_PAD_FL_SINK) != 0 }
+            let ownSink = pads.filter { $0.entity == srcEntity.id && $0.flags & UInt32(MEDIA_PAD_FL_SINK) != 0 }
                 .min { $0.index < $1.index }
             chain.insert(Stage(entity: srcEntity, node: node, sinkPad: ownSink?.index, sourcePad: srcPad.index), at: 0)
             current = srcEntity
@@ -132,18 +140,18 @@ struct MediaGraph: Sendable {
 
     /// The (entity, pad index) pairs fed by source pad `padIndex` of `entity` over enabled data links.
     func consumers(of entity: Entity, pad padIndex: UInt32) -> [(entity: Entity, pad: UInt32)] {
-        guard let src = pads.values.first(where: { $0.entity == entity.id && $0.index == padIndex }) else { return [] }
+        guard let src = pads.first(where: { $0.entity == entity.id && $0.index == padIndex }) else { return [] }
         return links.compactMap { l in
             guard linkType(l) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_DATA_LINK)),
                   l.flags & UInt32(MEDIA_LNK_FL_ENABLED) != 0, l.source == src.id,
-                  let sink = pads[l.sink], let e = entities[sink.entity] else { return nil }
+                  let sink = pad(l.sink), let e = self.entity(sink.entity) else { return nil }
             return (e, sink.index)
         }
     }
 
     /// Source pad indices of an entity.
     func sourcePads(of entity: Entity) -> [UInt32] {
-        pads.values.filter { $0.entity == entity.id && $0.flags & UInt32(MEDIA_PAD_FL_SOURCE) != 0 }.map(\.index).sorted()
+        pads.filter { $0.entity == entity.id && $0.flags & UInt32(MEDIA_PAD_FL_SOURCE) != 0 }.map(\.index).sorted()
     }
 
     /// Whether an entity is a V4L2 I/O (video) node rather than a sub-device.
@@ -152,12 +160,12 @@ struct MediaGraph: Sendable {
     /// Entities joined to `entity` by ancillary links (lens, flash) with the given function.
     func ancillary(of entity: Entity, function: UInt32) -> [Entity] {
         let ids = links.filter { linkType($0) == UInt32(bitPattern: Int32(truncatingIfNeeded: MEDIA_LNK_FL_ANCILLARY_LINK)) && $0.source == entity.id }.map(\.sink)
-        return ids.compactMap { entities[$0] }.filter { $0.function == function }
+        return ids.compactMap { self.entity($0) }.filter { $0.function == function }
     }
 
     /// Entities of a function anywhere in the graph.
     func entities(function: UInt32) -> [Entity] {
-        entities.values.filter { $0.function == function }.sorted { $0.id < $1.id }
+        entities.filter { $0.function == function }.sorted { $0.id < $1.id }
     }
 }
 
