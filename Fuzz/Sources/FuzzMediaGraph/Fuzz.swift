@@ -1,22 +1,23 @@
 @testable import CamHALV4L2
 
 /// libFuzzer entry: a media-controller topology built from bytes (entities, pads, links, as a
-/// broken driver could report them, cycles included), then every graph walk CamHAL runs on it.
+/// broken driver could report them, cycles and repeated IDs included), then every graph walk
+/// CamHAL runs on it.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var reader = ByteReader(bytes: UnsafeBufferPointer(start: data, count: size))
-    var entities: [UInt32: MediaGraph.Entity] = [:]
-    var pads: [UInt32: MediaGraph.Pad] = [:]
+    var entities: [MediaGraph.Entity] = []
+    var pads: [MediaGraph.Pad] = []
     var links: [MediaGraph.Link] = []
     var interfaces: [MediaGraph.Interface] = []
     while let kind = reader.byte() {
         switch kind % 4 {
         case 0:
             let id = reader.small()
-            entities[id] = MediaGraph.Entity(id: id, name: "e\(id)", function: reader.function())
+            entities.append(MediaGraph.Entity(id: id, name: "e\(id)", function: reader.function()))
         case 1:
             let id = reader.small()
-            pads[id] = MediaGraph.Pad(id: id, entity: reader.small(), flags: reader.small() & 3, index: reader.small() & 7)
+            pads.append(MediaGraph.Pad(id: id, entity: reader.small(), flags: reader.small() & 3, index: reader.small() & 7))
         case 2:
             links.append(MediaGraph.Link(source: reader.small(), sink: reader.small(), flags: reader.linkFlags()))
         default:
@@ -24,7 +25,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     let graph = MediaGraph(path: "/dev/media-fuzz", entities: entities, interfaces: interfaces, pads: pads, links: links)
-    for e in entities.values {
+    for e in entities {
         _ = graph.upstream(of: e)
         _ = graph.sourcePads(of: e)
         _ = graph.ancillary(of: e, function: e.function)
