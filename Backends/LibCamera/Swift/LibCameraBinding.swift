@@ -271,9 +271,13 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
                 batch.append(("ExposureTime", us))
                 applied.duration = LibCameraControlMapping.duration(microseconds: us)
             }
-            if let g = kept.1, caps.gainRange != nil {
-                batch.append(("AnalogueGain", g))
-                applied.gain = Double(Float(g))
+            if let g = kept.1, let range = caps.gainRange {
+                // Kept inside AnalogueGain's range, as the duration is inside ExposureTime's: the
+                // uvcvideo handler maps a gain above it past the V4L2 maximum, which the driver
+                // clamps, so the report would otherwise say a gain the camera does not have.
+                let clamped = min(max(g, range.lowerBound), range.upperBound)
+                batch.append(("AnalogueGain", clamped))
+                applied.gain = Double(Float(clamped))
             }
             batch.append(("AeEnable", 0))
         } else {
