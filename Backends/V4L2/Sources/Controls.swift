@@ -62,14 +62,10 @@ package struct FocusControls: Sendable {
     package var start: Bool
     /// FOCUS_ABSOLUTE (manual focus).
     package var absolute: Bool
+}
 
-    package init(auto: Bool, start: Bool, absolute: Bool) {
-        self.auto = auto
-        self.start = start
-        self.absolute = absolute
-    }
-
-    /// Asked of the device: three queries.
+extension FocusControls {
+    /// Asked of the device: three queries. (In an extension, so the memberwise initializer stays.)
     package init(_ fd: some V4L2ControlAccess) {
         self.init(
             auto: fd.queryControl(ControlID.focusAuto) != nil, start: fd.queryControl(ControlID.autoFocusStart) != nil,
