@@ -223,6 +223,20 @@ extension CamhalBinaryTests {
             }
         }
 
+        /// Without `--format`, a photo from a `--source` (which GStreamer converts to any format)
+        /// is streamed as I420, the JPEG encoder's own layout; `--format` still decides when given.
+        /// Would catch the core's default (YUYV) coming back, converted by GStreamer and then
+        /// again for the encoder, through one more frame-sized buffer.
+        @Test("a photo from a GStreamer source is streamed in the encoder's own I420 unless --format says otherwise")
+        func photoFromASourceStreamsI420() async throws {
+            let out = scratch.appendingPathComponent("i420.jpg")
+            let run = try await camhal(["capture", "-o", out.path, "--source", "videotestsrc num-buffers=1", "--size", "320x240"])
+            #expect(run.status == 0 && run.stdout.contains("(YU12)"), "\(run)")
+            let asked = try await camhal(["capture", "-o", out.path, "--overwrite", "--source", "videotestsrc num-buffers=1",
+                                          "--size", "320x240", "--format", "YUYV"])
+            #expect(asked.status == 0 && asked.stdout.contains("(YUYV)"), "\(asked)")
+        }
+
         @Test("JSON output keeps slashes as they are", .enabled(if: toolOnPath("qrencode"), "qrencode makes the QR image"))
         func jsonSlashes() async throws {
             let png = scratch.appendingPathComponent("qr.png")
