@@ -76,6 +76,25 @@ static inline int camhal_ext_ctrl(int fd, unsigned long request, uint32_t id, in
     return 0;
 }
 
+/// VIDIOC_G_EXT_CTRLS of `count` (at most 16) 32-bit controls of any class in one call: their
+/// current values into `values`. Returns 0 or -errno (the driver refused one of them: none is read).
+static inline int camhal_get_ctrls(int fd, const uint32_t *ids, int32_t *values, uint32_t count) {
+    struct v4l2_ext_control c[16];
+    struct v4l2_ext_controls cs;
+    if (count > 16) return -E2BIG;
+    memset(c, 0, sizeof c);
+    memset(&cs, 0, sizeof cs);
+    for (uint32_t i = 0; i < count; i++) c[i].id = ids[i];
+    cs.which = V4L2_CTRL_WHICH_CUR_VAL;
+    cs.count = count;
+    cs.controls = c;
+    int r;
+    do { r = ioctl(fd, VIDIOC_G_EXT_CTRLS, &cs); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -errno;
+    for (uint32_t i = 0; i < count; i++) values[i] = c[i].value;
+    return 0;
+}
+
 /// VIDIOC_QUERYMENU: entry `index` of menu control `id` into `name` (32 bytes) or `*value`.
 static inline int camhal_querymenu(int fd, uint32_t id, uint32_t index, char *name, int64_t *value) {
     struct v4l2_querymenu m;

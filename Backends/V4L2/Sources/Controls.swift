@@ -1,6 +1,7 @@
 import CamHAL
 import CV4L2
 import Glibc
+import Synchronization
 
 /// A V4L2 control as described by VIDIOC_QUERY_EXT_CTRL.
 package struct ControlInfo: Sendable, Hashable {
@@ -112,6 +113,45 @@ final class RememberedControls: V4L2ControlAccess {
     private func remember(_ id: UInt32, _ value: Int32) {
         ids.append(id)
         values.append(value)
+    }
+}
+
+/// A binding's controls until its stream starts, with the current values of the controls the
+/// session's first applies read, all read at bind in one VIDIOC_G_EXT_CTRLS. Those applies
+/// (zoom, focus, exposure, white balance, anti-flicker) each read the controls they may write, to
+/// write only what differs; on a webcam that was one ioctl per control on the way to the first
+/// frame (8 on the C920) where one does. A write keeps the value the device stored. `forget()`,
+/// at STREAMON, sends every later read to the device, whose auto modes then move values by
+/// themselves. A driver that refuses the batch (one control unreadable) is read one by one.
+final class ControlSnapshot: V4L2ControlAccess, Sendable {
+    private let base: DeviceFD
+    private let held: Mutex<(ids: [UInt32], values: [Int32])>
+
+    init(_ base: DeviceFD, reading ids: [UInt32]) {
+        self.base = base
+        var values = [Int32](repeating: 0, count: ids.count)
+        let read = !ids.isEmpty && ids.count <= 16 && camhal_get_ctrls(base.raw, ids, &values, UInt32(ids.count)) == 0
+        held = Mutex(read ? (ids, values) : ([], []))
+    }
+
+    /// Every later read goes to the device.
+    func forget() { held.withLock { $0 = ([], []) } }
+
+    func queryControl(_ id: UInt32) -> ControlInfo? { base.queryControl(id) }
+    func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { base.hasMenuEntry(id, index) }
+
+    func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
+        if let v = held.withLock({ h in h.ids.firstIndex(of: id).map { h.values[$0] } }) { return v }
+        return try base.getControl(id)
+    }
+
+    @discardableResult
+    func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+        let stored = try base.setControl(id, value)
+        held.withLock { h in
+            if let i = h.ids.firstIndex(of: id) { h.values[i] = stored }
+        }
+        return stored
     }
 }
 

@@ -73,6 +73,21 @@ package struct V4L2ImageControls: Sendable {
         }
     }
 
+    /// The controls the applies below read that this device has (what a binding reads in one
+    /// call before the first applies: `ControlSnapshot`).
+    var readIDs: [UInt32] {
+        var ids: [UInt32] = []
+        if exposureAutoEntry != nil || durationEntry != nil { ids.append(Self.exposureAutoID) }
+        if hasAutoGain { ids.append(Self.autoGainID) }
+        if lockBits != 0 { ids.append(Self.lockID) }
+        if let duration { ids.append(duration.id) }
+        if let gain { ids.append(gain.id) }
+        if hasAutoWhiteBalance { ids.append(Self.autoWhiteBalanceID) }
+        if let temperature { ids.append(temperature.id) }
+        if !antiFlickerModes.isEmpty { ids.append(Self.powerLineID) }
+        return ids
+    }
+
     static func menuEntries(_ fd: some V4L2ControlAccess, _ id: UInt32, _ range: ClosedRange<UInt32>) -> [Int32] {
         range.filter { fd.hasMenuEntry(id, $0) }.map { Int32($0) }
     }

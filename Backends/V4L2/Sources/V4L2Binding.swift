@@ -122,6 +122,9 @@ final class V4L2Binding: DriverBinding, Sendable {
     private let cropUsable = Mutex(true)
     /// Exposure, white balance and anti-flicker controls of the node (E1–E6, W1–W5, N1).
     private let imageControls: V4L2ImageControls
+    /// The node's controls for the applies: until STREAMON, the values they read come from one
+    /// read at bind.
+    private let controls: ControlSnapshot
 
     private init(
         device: DeviceDescriptor, node: String, core: StreamCore, sink: DriverSink, format: StreamFormat, bytesPerLine: Int,
@@ -168,6 +171,10 @@ final class V4L2Binding: DriverBinding, Sendable {
             subscribed = Self.subscribeControlEvents(core.fd, ControlID.focusAuto) || subscribed
         }
         watchesControls = subscribed
+        var reads = imageControls.readIDs
+        if let zoomControl { reads.append(zoomControl.id) }
+        if lensFD == nil, focusControls?.auto == true { reads.append(ControlID.focusAuto) }
+        controls = ControlSnapshot(core.fd, reading: reads)
     }
 
     /// Opens and configures `device`, its buffers mapped and queued (R4: EBUSY anywhere → busy at
@@ -284,6 +291,7 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// 0.2 s under emulation, and its frames were held back until it finished).
     func startStreaming() throws(CameraError) {
         guard !closed.withLock({ $0 }), !started.withLock({ $0 }) else { return }
+        controls.forget()  // the first applies are done; the device's auto modes move values from now on
         var type = Int32(V4L2Formats.captureType)
         do {
             try core.fd.ioctl(UInt(CAMHAL_VIDIOC_STREAMON), &type, "VIDIOC_STREAMON")
@@ -512,7 +520,7 @@ final class V4L2Binding: DriverBinding, Sendable {
             guard let z = zoomControl else { return .none }
             // ZOOM_ABSOLUTE's minimum is 1x, factor = value / minimum (ZoomControlMapping).
             let mapping = ZoomControlMapping(minimum: z.minimum, maximum: z.maximum, ceiling: lens.nativeZoomCeiling)
-            guard let applied = try? core.fd.updateControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
+            guard let applied = try? controls.updateControl(z.id, Int32(clamping: mapping.value(forFactor: factor))) else { return .none }
             // S_CTRL hands back the value after the driver's rounding to its step. The frames
             // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
             let appliedFactor = mapping.factor(forValue: Int64(applied))
@@ -564,20 +572,21 @@ final class V4L2Binding: DriverBinding, Sendable {
     }
 
     func applyFocusMode(_ mode: FocusMode) -> FocusMode {
-        V4L2ControlSemantics.applyFocusMode(mode, lensFD ?? core.fd, present: focusControls)
+        if let lensFD { return V4L2ControlSemantics.applyFocusMode(mode, lensFD, present: focusControls) }
+        return V4L2ControlSemantics.applyFocusMode(mode, controls, present: focusControls)
     }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool { false }
 
     func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
-        imageControls.exposureCapabilities == nil ? nil : imageControls.applyExposure(request, fd: core.fd)
+        imageControls.exposureCapabilities == nil ? nil : imageControls.applyExposure(request, fd: controls)
     }
 
     func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
-        imageControls.whiteBalanceCapabilities == nil ? nil : imageControls.applyWhiteBalance(request, fd: core.fd)
+        imageControls.whiteBalanceCapabilities == nil ? nil : imageControls.applyWhiteBalance(request, fd: controls)
     }
 
-    func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { imageControls.applyAntiFlicker(mode, fd: core.fd) }
+    func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { imageControls.applyAntiFlicker(mode, fd: controls) }
 
     func close() {
         let first = closed.withLock { c -> Bool in defer { c = true }; return !c }
