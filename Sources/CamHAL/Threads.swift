@@ -30,14 +30,25 @@ package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
-/// Names the calling thread (what `ps -L`, gdb and /proc show); pthread_setname_np is a GNU
-/// extension Glibc's module does not export, so through /proc/thread-self/comm.
+/// Names the calling thread (what `ps -L`, gdb and /proc show). pthread_setname_np is a GNU
+/// extension the Glibc module does not declare, so it is looked up once in libc, which exports
+/// it: for the calling thread it is one prctl, where writing /proc/thread-self/comm (the
+/// fallback) is an open, a write and a close, on the way to a stream's first frame.
 private func nameThisThread(_ name: String) {
+    let bytes = Array(name.utf8.prefix(15)) + [0]
+    if let setName = threadNamer {
+        _ = bytes.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { $0.baseAddress.map { setName(pthread_self(), $0) } } }
+        return
+    }
     let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else { return }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count - 1) }
     close(fd)
+}
+
+/// libc's pthread_setname_np, nil where it is not exported.
+private let threadNamer: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(nil, "pthread_setname_np").map {
+    unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
 }
 
 /// A mutex (pthread), for the few places that need one without a guarded value.

@@ -27,17 +27,20 @@ struct ThreadsTests {
         #expect(trimmingSpaces("a") == "a")
     }
 
-    /// A started thread runs its body, and a condition's timed wait returns false at its time;
-    /// would catch a wait on the wrong clock (CLOCK_REALTIME vs the monotonic deadline) never
-    /// ending, or a thread that never starts.
+    /// A started thread runs its body under its name, and a condition's timed wait returns false
+    /// at its time; would catch a wait on the wrong clock (CLOCK_REALTIME vs the monotonic
+    /// deadline) never ending, a thread that never starts, or one left unnamed (`ps -L` and gdb
+    /// then show the process's name for every thread).
     @Test("startThread runs its body; Condition wakes on signal and times out without one")
     func threadAndCondition() async {
         let condition = Condition()
         let flag = Locked(false)
+        let name = Locked("")
         let outcome: (signalled: Bool, timedOut: Bool)? = await within(30) {
             await offPool {
                 condition.lock()
-                startThread(name: "camhal.test") {
+                startThread(name: "camhal.test.name.cut") {
+                    name.set((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
                     condition.lock()
                     flag.set(true)
                     condition.signal()
@@ -50,6 +53,7 @@ struct ThreadsTests {
             }
         }
         #expect(outcome?.signalled == true && outcome?.timedOut == true, "\(String(describing: outcome))")
+        #expect(name.value == "camhal.test.nam\n", "the thread's name (the kernel keeps 15 bytes): \(name.value)")
     }
 
     /// The session's clock (Seconds.monotonicCoarse) is CLOCK_MONOTONIC at most a few ticks
