@@ -55,8 +55,8 @@ package struct V4L2ImageControls: Sendable {
     package var antiFlickerModes: [AntiFlickerMode] = []
 
     package init(_ fd: some V4L2ControlAccess) {
-        if fd.queryControl(Self.exposureAutoID) != nil {
-            let entries = Self.menuEntries(fd, Self.exposureAutoID, 0...3)
+        if let menu = fd.queryControl(Self.exposureAutoID) {
+            let entries = Self.menuEntries(fd, menu, 0...3)
             exposureAutoEntry = entries.contains(Int32(V4L2_EXPOSURE_AUTO.rawValue)) ? Int32(V4L2_EXPOSURE_AUTO.rawValue)
                 : entries.contains(Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue)) ? Int32(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue) : nil
             hasManualEntry = entries.contains(Self.manualEntry)
@@ -68,8 +68,8 @@ package struct V4L2ImageControls: Sendable {
         lockBits = fd.queryControl(Self.lockID).map { Int32(truncatingIfNeeded: $0.maximum) } ?? 0
         hasAutoWhiteBalance = fd.queryControl(Self.autoWhiteBalanceID) != nil
         temperature = fd.queryControl(Self.temperatureID)
-        if fd.queryControl(Self.powerLineID) != nil {
-            antiFlickerModes = Self.menuEntries(fd, Self.powerLineID, 0...3).map { Self.antiFlickerByEntry[Int($0)] }
+        if let menu = fd.queryControl(Self.powerLineID) {
+            antiFlickerModes = Self.menuEntries(fd, menu, 0...3).map { Self.antiFlickerByEntry[Int($0)] }
         }
     }
 
@@ -88,8 +88,13 @@ package struct V4L2ImageControls: Sendable {
         return ids
     }
 
-    static func menuEntries(_ fd: some V4L2ControlAccess, _ id: UInt32, _ range: ClosedRange<UInt32>) -> [Int32] {
-        range.filter { fd.hasMenuEntry(id, $0) }.map { Int32($0) }
+    /// The entries of `range` that menu control `menu` offers: each asked for (a menu may skip
+    /// indices), but only inside the control's own minimum...maximum, which no entry is outside
+    /// (the C920's power_line_frequency ends at 2: one query fewer).
+    static func menuEntries(_ fd: some V4L2ControlAccess, _ menu: ControlInfo, _ range: ClosedRange<UInt32>) -> [Int32] {
+        let low = max(menu.minimum, Int64(range.lowerBound)), high = min(menu.maximum, Int64(range.upperBound))
+        guard low <= high else { return [] }
+        return (UInt32(low)...UInt32(high)).filter { fd.hasMenuEntry(menu.id, $0) }.map { Int32($0) }
     }
 
     /// A settable duration needs the MANUAL entry of the menu (the manual-exposure handshake:

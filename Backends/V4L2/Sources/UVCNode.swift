@@ -36,8 +36,8 @@ package enum UVCNode {
     package static func autoExposureEntries(node: String) -> [Int32]? {
         guard let fd = try? DeviceFD(path: node) else { return nil }
         defer { fd.close() }
-        guard fd.queryControl(V4L2ImageControls.exposureAutoID) != nil else { return nil }
-        return V4L2ImageControls.menuEntries(fd, V4L2ImageControls.exposureAutoID, 0...3)
+        guard let menu = fd.queryControl(V4L2ImageControls.exposureAutoID) else { return nil }
+        return V4L2ImageControls.menuEntries(fd, menu, 0...3)
     }
 
     /// The current `auto_exposure` value (V4L2_EXPOSURE_*) of `node`; nil when it cannot be read.
