@@ -43,6 +43,58 @@ struct MediaPipeline: Sendable {
     /// sub-devices (vimc's sensor feeds both the raw capture node and the debayer), only codes all
     /// of them accept: the kernel validates every enabled link of the connected graph at STREAMON.
     var outputCodes: [UInt32] {
+        let candidates = sensorCandidates()
+        return listedCodes.filter { produces($0, sensorCodes: candidates) }
+    }
+
+    /// The first of `outputCodes` that `wanted` accepts, found with a trial configuration of only
+    /// the codes `wanted` accepts (a bind needs one code: on vimc each trial is dozens of
+    /// sub-device calls, and trying every code the scaler lists was about 5,000 of them on the way
+    /// to the first frame).
+    /// The code the path gives by itself is tried first: on vimc the scaler lists 30 codes but
+    /// passes on only the debayer's RGB, and a capture node that ignores the mbus filter of
+    /// ENUM_FMT accepts them all.
+    func firstOutputCode(where wanted: (UInt32) -> Bool) -> UInt32? {
+        let candidates = sensorCandidates()
+        var codes = listedCodes
+        if let own = naturalCode(sensorCodes: candidates), let i = codes.firstIndex(of: own) {
+            codes.insert(codes.remove(at: i), at: 0)
+        }
+        return codes.first { wanted($0) && produces($0, sensorCodes: candidates) }
+    }
+
+    /// What the path outputs when each stage after the sensor is asked to pass on what it
+    /// receives, from the first of `sensorCodes` (TRY formats only: no effect on the device).
+    private func naturalCode(sensorCodes: [UInt32]) -> UInt32? {
+        guard stages.count > 1, let first = sensorCodes.first else { return nil }
+        do throws(V4L2Errno) {
+            var fds: [DeviceFD] = []
+            for s in stages { fds.append(try DeviceFD(path: s.node)) }
+            var upstream = try Self.setFormat(fds[0], pad: stages[0].sourcePad, PadFormat(code: first, width: 640, height: 480), trying: true)
+            for i in stages.indices.dropFirst() {
+                let sink = try Self.setFormat(fds[i], pad: stages[i].sinkPad ?? 0, upstream, trying: true)
+                guard sink == upstream else { return nil }
+                upstream = try Self.setFormat(fds[i], pad: stages[i].sourcePad, sink, trying: true)
+            }
+            return upstream.code
+        } catch {
+            return nil
+        }
+    }
+
+    /// The codes `configure` tries at the sensor: those the next stage's sink pad lists (a
+    /// debayer takes only Bayer codes; trying vimc's 32 sensor codes on it cost two calls each
+    /// per trial), or all of the sensor's when the next stage lists none.
+    func sensorCandidates() -> [UInt32] {
+        let sensor = Self.mbusCodes(node: stages[0].node, pad: stages[0].sourcePad)
+        guard stages.count > 1 else { return sensor }
+        let accepted = Self.mbusCodes(node: stages[1].node, pad: stages[1].sinkPad ?? 0)
+        let usable = sensor.filter(accepted.contains)
+        return usable.isEmpty ? sensor : usable
+    }
+
+    /// Codes the last stage lists that every other sub-device its source pad feeds accepts.
+    private var listedCodes: [UInt32] {
         guard let last = stages.last else { return [] }
         var codes = Self.mbusCodes(node: last.node, pad: last.sourcePad)
         for c in graph.consumers(of: last.entity, pad: last.sourcePad) where !graph.isVideoNode(c.entity) {
@@ -50,12 +102,13 @@ struct MediaPipeline: Sendable {
             let accepted = Self.mbusCodes(node: node, pad: c.pad)
             if !accepted.isEmpty { codes = codes.filter(accepted.contains) }
         }
-        // A multi-stage path may not convert every code its last stage lists (vimc's scaler
-        // passes on what the debayer gives): keep the codes a trial configuration really produces.
-        if stages.count > 1 {
-            codes = codes.filter { (try? configure(code: $0, width: 640, height: 480, trying: true)) != nil }
-        }
         return codes
+    }
+
+    /// A multi-stage path may not convert every code its last stage lists (vimc's scaler passes
+    /// on what the debayer gives): whether a trial configuration really produces `code`.
+    private func produces(_ code: UInt32, sensorCodes: [UInt32]) -> Bool {
+        stages.count == 1 || (try? configure(code: code, width: 640, height: 480, trying: true, sensorCodes: sensorCodes)) != nil
     }
 
     struct PadFormat: Equatable, CustomStringConvertible {
@@ -124,10 +177,11 @@ struct MediaPipeline: Sendable {
     /// EBUSY (another capture node of the graph is streaming) is thrown as is.
     /// With `trying`, only V4L2_SUBDEV_FORMAT_TRY formats are set (private to this call's file
     /// handles: no effect on the device), to learn whether the path can produce `code`.
-    func configure(code: UInt32, width: UInt32, height: UInt32, trying: Bool = false) throws(V4L2Errno) -> PadFormat {
+    /// `sensorCodes`: `sensorCandidates()`, when the caller has them already.
+    func configure(code: UInt32, width: UInt32, height: UInt32, trying: Bool = false, sensorCodes: [UInt32]? = nil) throws(V4L2Errno) -> PadFormat {
         var fds: [DeviceFD] = []
         for s in stages { fds.append(try DeviceFD(path: s.node)) }
-        let sensorCodes = Self.mbusCodes(node: stages[0].node, pad: stages[0].sourcePad)
+        let sensorCodes = sensorCodes ?? sensorCandidates()
         // Try the wanted code at the sensor first, then every other code it offers (a debayer
         // stage wants Bayer in and gives RGB out).
         let order = (sensorCodes.contains(code) ? [code] : []) + sensorCodes.filter { $0 != code }

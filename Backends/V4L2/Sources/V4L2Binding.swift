@@ -312,7 +312,7 @@ final class V4L2Binding: DriverBinding, Sendable {
         guard case let (_, _, pipeline?)? = MediaPipeline.find(major: camhal_major(UInt64(st.st_rdev)), minor: camhal_minor(UInt64(st.st_rdev)), graphs: [graph]) else {
             throw CameraError.configurationFailed("\(deviceID): no media pipeline upstream of \(node) in \(mediaPath)")
         }
-        guard let code = pipeline.outputCodes.first(where: { V4L2Formats.pixelFormats(fd, mbusCode: $0).contains(pixfmt) }) else {
+        guard let code = pipeline.firstOutputCode(where: { V4L2Formats.pixelFormats(fd, mbusCode: $0).contains(pixfmt) }) else {
             throw CameraError.configurationFailed(
                 "\(deviceID): pipeline \(pipeline.summary) cannot produce \(PixelFormat(rawValue: pixfmt))")
         }
