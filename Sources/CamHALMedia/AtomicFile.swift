@@ -51,15 +51,23 @@ public enum AtomicFile {
         .invalidArgument(name: "path", value: path, reason: reason)
     }
 
-    /// Resolves `url` under the policy above: the path to write and the file there, or the error.
-    static func target(_ url: URL, existing policy: Existing) throws(CameraError) -> Target {
+    /// The path a file URL names, or `invalidArgument` for any other URL.
+    static func filePath(_ url: URL) throws(CameraError) -> String {
         let path = url.path
         guard url.isFileURL, !path.isEmpty else { throw failure(url.absoluteString, "not a file path") }
+        return path
+    }
+
+    /// Resolves `path` (made absolute, as a file URL is) under the policy above: the path to
+    /// write and the file there, or the error.
+    static func target(_ given: String, existing policy: Existing) throws(CameraError) -> Target {
+        guard !given.isEmpty else { throw failure(given, "not a file path") }
+        let path = PathText.absolute(given)
         var st = stat()
         var target = path
         if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
             guard let resolved = realpath(path, nil) else {
-                let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+                let link = linkTarget(path) ?? "?"
                 throw failure(path, "is a symbolic link to \(link), which does not exist (refused: name the file to create)")
             }
             target = String(cString: resolved)
@@ -75,9 +83,9 @@ public enum AtomicFile {
         } else if errno != ENOENT {
             throw failure(path, String(cString: strerror(errno)))
         }
-        let dir = URL(fileURLWithPath: target).deletingLastPathComponent().path
-        var isDir = false
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir else {
+        let dir = PathText.directory(of: target)
+        var dirStat = stat()
+        guard stat(dir, &dirStat) == 0, dirStat.st_mode & S_IFMT == S_IFDIR else {
             throw failure(path, "directory \(dir) does not exist")
         }
         guard access(dir, W_OK | X_OK) == 0 else {
@@ -94,16 +102,34 @@ public enum AtomicFile {
     /// the policy above (missing directory, no permission, a device, FIFO, socket or directory at
     /// the path, a dangling symbolic link, an existing file with `existing: .refuse`). Touches nothing.
     public static func checkWritable(_ url: URL, existing: Existing = .replace) throws(CameraError) {
-        _ = try target(url, existing: existing)
+        _ = try target(filePath(url), existing: existing)
+    }
+
+    /// `checkWritable(_:existing:)` of a path (relative to the working directory, or absolute).
+    package static func checkWritable(path: String, existing: Existing = .replace) throws(CameraError) {
+        _ = try target(path, existing: existing)
+    }
+
+    /// What a symbolic link holds, nil when it cannot be read.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Writes `bytes` to `url` atomically under the policy above (checked again here, so a device
     /// node at the path is refused, never replaced). A new file gets mode 0644.
     public static func write(_ bytes: [UInt8], to url: URL, existing: Existing = .replace) throws(CameraError) {
-        let target = try target(url, existing: existing)
-        let path = url.path
-        let dir = URL(fileURLWithPath: target.path).deletingLastPathComponent().path
-        var template = Array((dir + "/." + URL(fileURLWithPath: target.path).lastPathComponent + ".XXXXXX").utf8CString)
+        try write(bytes, toPath: filePath(url), existing: existing)
+    }
+
+    /// `write(_:to:existing:)` to a path (relative to the working directory, or absolute).
+    package static func write(_ bytes: [UInt8], toPath given: String, existing: Existing = .replace) throws(CameraError) {
+        let target = try target(given, existing: existing)
+        let path = PathText.absolute(given)
+        let dir = PathText.directory(of: target.path)
+        var template = Array((dir + "/." + PathText.lastComponent(of: target.path) + ".XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw failure(path, "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")

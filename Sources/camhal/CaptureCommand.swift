@@ -40,20 +40,20 @@ enum CaptureCommand {
     /// is at the path is checked first (so `/dev/null` is refused as the device it is), then the
     /// name: one whose extension is not JPEG's is refused rather than holding a JPEG under another
     /// format's name.
-    static func destination(_ output: String, _ a: Arguments) throws -> URL? {
+    static func destination(_ output: String, _ a: Arguments) throws -> String? {
         if output == "-" {
             guard isatty(STDOUT_FILENO) == 0 else {
                 throw UsageError("option -o: '-' writes the JPEG to standard output, which is a terminal; redirect it or name a file")
             }
             return nil
         }
-        let url = try OutputPath.check(output, a)
-        let ext = url.pathExtension
+        try OutputPath.check(output, a)
+        let ext = PathText.pathExtension(of: output)
         guard extensions.contains(ext.lowercased()) else {
             let named = ext.isEmpty ? "has no extension" : "has the extension '.\(ext)'"
             throw UsageError("option -o: '\(output)' \(named); capture writes JPEG only: name the file .jpg or .jpeg (or - for standard output)")
         }
-        return url
+        return output
     }
 
     /// `settings.validate()`, its complaint worded as a usage error naming the option.
@@ -97,7 +97,7 @@ enum CaptureCommand {
                                      timeout: .seconds(10))  // the first frame included: a device that is slow to start still gets 10 s
         let zoom = try a.number("zoom", in: zoomRange)
         try validate(settings)
-        let url = try destination(output, a)  // before touching the camera
+        let path = try destination(output, a)  // before touching the camera
         let camera = try MediaSupport.open(a, stream: try photoRequest(a))
         try MediaSupport.requireConvertible(camera, a)
         // Warnings (a format fallback) reach the user as they come; interruptions once the photo
@@ -118,18 +118,18 @@ enum CaptureCommand {
             let started = ContinuousClock.now  // a span: the monotonic clock
             let photo = try await camera.capturePhoto(settings)
             report.finish(succeeded: true)
-            if let url {
-                try OutputPath.write(photo.data, to: url, a)
+            if let path {
+                try OutputPath.write(photo.data, to: path, a)
             } else {
                 writeAll(1, photo.data)
             }
             let ms = Seconds.of(ContinuousClock.now - started) * 1000
-            let line = "wrote \(url == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
+            let line = "wrote \(path == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "
                 + "from \(photo.metadata.device) frame #\(photo.metadata.sequence) (\(photo.metadata.sourceFormat)\(photo.metadata.passedThrough ? ", passed through" : "")"
                 + "\(photo.metadata.mirrored ? ", mirrored" : "")"
                 + skipped(photo.metadata) + "), \(decimal(ms, places: 0)) ms"
             // With -o - standard output carries the JPEG alone.
-            if url == nil { printError(line) } else { print(line) }
+            if path == nil { printError(line) } else { print(line) }
         } catch {
             let broken = camera.frameStatistics.droppedAsBroken
             await camera.stop()

@@ -51,7 +51,7 @@ enum ConformanceCommand {
                 try NumericOption.number($0, option: "time-scale (CAMHAL_TIME_SCALE)", in: timeScaleRange)
             } ?? 1
         let only = try selection(a)
-        let junit = try a["junit"].map { try OutputPath.check($0, a) }  // before the run, not after minutes of checks
+        let junit = try a["junit"].map { path in try OutputPath.check(path, a); return path }  // before the run, not after minutes of checks
         let json = a.has("json")
         // With --json stdout carries the document alone; the human lines go to stderr.
         let log: @Sendable (String) -> Void = { line in if json { printError(line) } else { print(line) } }
@@ -80,7 +80,7 @@ enum ConformanceCommand {
         if targets.count > 1 { log("all devices: \(report.passed) passed, \(report.failed) failed, \(report.skipped) skipped") }
         if let junit {
             try OutputPath.write(Array(report.junitXML().utf8), to: junit, a)
-            log("wrote JUnit XML to \(junit.path)")
+            log("wrote JUnit XML to \(PathText.absolute(junit))")
         }
         if json { print(try CLI.json(report, pretty: true)) }
         return report.failed == 0 ? 0 : 1

@@ -17,17 +17,16 @@ enum OutputPath {
                              device, FIFO, socket, directory or dangling link is refused
         """
 
-    /// Checks `path` for writing before any camera work; returns its URL. Errors name the path
-    /// and what is there, and say how to replace an existing file.
-    static func check(_ path: String, _ a: Arguments) throws -> URL {
-        let url = URL(fileURLWithPath: path)
-        try reworded { () throws(CameraError) in try AtomicFile.checkWritable(url, existing: existing(a)) }
-        return url
+    /// Checks `path` for writing before any camera work. Errors name the path (absolute) and
+    /// what is there, and say how to replace an existing file. Paths stay text here, not `URL`:
+    /// `PathText` says what a first `URL` costs a one-shot command.
+    static func check(_ path: String, _ a: Arguments) throws {
+        try reworded { () throws(CameraError) in try AtomicFile.checkWritable(path: path, existing: existing(a)) }
     }
 
-    /// Writes `bytes` to `url` atomically under the policy `a` asks for.
-    static func write(_ bytes: [UInt8], to url: URL, _ a: Arguments) throws {
-        try reworded { () throws(CameraError) in try AtomicFile.write(bytes, to: url, existing: existing(a)) }
+    /// Writes `bytes` to `path` atomically under the policy `a` asks for.
+    static func write(_ bytes: [UInt8], to path: String, _ a: Arguments) throws {
+        try reworded { () throws(CameraError) in try AtomicFile.write(bytes, toPath: path, existing: existing(a)) }
     }
 
     /// `body`'s "already exists" error saying how to replace the file.

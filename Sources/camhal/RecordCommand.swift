@@ -55,7 +55,7 @@ enum RecordCommand {
         let options = RecordingOptions(quality: selector, maxDuration: .seconds(duration))
         // What is at the path first (a device is named as one), then its extension: a .webm or
         // extension-less path fails before the camera opens.
-        _ = try OutputPath.check(output, a)
+        try OutputPath.check(output, a)
         _ = try options.validated(for: url)
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
