@@ -5,19 +5,34 @@ import FoundationEssentials
 /// current snapshot first and then every later one, with no gap and no repeat (S9).
 struct StateChannel {
     var state = CameraState.initial
-    var continuations: [UUID: AsyncStream<CameraState>.Continuation] = [:]
+    /// The subscribers, oldest first, each under a number of this channel's (a few per camera:
+    /// an array, and a counter rather than `UUID`, whose first use costs a one-shot command a
+    /// million instructions).
+    private(set) var continuations: [(id: UInt64, continuation: AsyncStream<CameraState>.Continuation)] = []
+    private var lastID: UInt64 = 0
+
+    /// A number no subscriber of this channel had.
+    mutating func newID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
 
     /// Adds a subscriber and replays the current snapshot to it. The replay is not a transition
     /// (S2 counts transitions): its sequence number is the one the snapshot already had.
-    mutating func subscribe(_ id: UUID, _ continuation: AsyncStream<CameraState>.Continuation) {
-        continuations[id] = continuation
+    mutating func subscribe(_ id: UInt64, _ continuation: AsyncStream<CameraState>.Continuation) {
+        continuations.append((id, continuation))
         continuation.yield(state)
+    }
+
+    /// Drops the subscriber `id`.
+    mutating func unsubscribe(_ id: UInt64) {
+        continuations.removeAll { $0.id == id }
     }
 
     /// Stores `next` as the current snapshot and delivers it to every subscriber.
     mutating func publish(_ next: CameraState) {
         state = next
-        for c in continuations.values { c.yield(next) }
+        for c in continuations { c.continuation.yield(next) }
     }
 }
 

@@ -244,7 +244,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         }
         if let binding = live.binding { queue.async { binding.close() } }
         for q in streams { q.finish() }
-        for c in channel.value.continuations.values { c.finish() }
+        for c in channel.value.continuations { c.continuation.finish() }
     }
 
     // MARK: Reading state
@@ -266,7 +266,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// A new stream that starts with the current snapshot (S9), then every later one in order.
     public func stateUpdates() -> AsyncStream<CameraState> {
-        let id = UUID()
+        let id = channel.withLock { $0.newID() }
         let (stream, continuation) = AsyncStream<CameraState>.makeStream()
         // Never take the channel's lock in the termination handler itself: a cancelled task runs
         // it holding the task's status lock, while `emit` holds the channel's lock and yields,
@@ -274,7 +274,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         // continuation does nothing, so the entry can go a moment later.
         let channel = self.channel
         continuation.onTermination = { _ in
-            DispatchQueue.global().async { _ = channel.withLock { $0.continuations.removeValue(forKey: id) } }
+            DispatchQueue.global().async { channel.withLock { $0.unsubscribe(id) } }
         }
         channel.withLock { $0.subscribe(id, continuation) }
         return stream
