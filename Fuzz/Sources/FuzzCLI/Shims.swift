@@ -1,4 +1,5 @@
 import CamHAL
+import CamHALMedia
 import Foundation
 
 // The camhal sources linked here use some of CamHAL's `package` types and functions, which this
@@ -89,4 +90,22 @@ func writeAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Bool {
 /// CamHAL's `printError`: `line` and a line break on standard error.
 func printError(_ line: String) {
     writeAll(2, Array((line + "\n").utf8))
+}
+
+/// CamHALMedia's path-text entry points of `AtomicFile` (package there), through its `URL` ones.
+extension AtomicFile {
+    static func checkWritable(path: String, existing: Existing = .replace) throws(CameraError) {
+        try checkWritable(URL(fileURLWithPath: path), existing: existing)
+    }
+
+    static func write(_ bytes: [UInt8], toPath path: String, existing: Existing = .replace) throws(CameraError) {
+        try write(bytes, to: URL(fileURLWithPath: path), existing: existing)
+    }
+}
+
+/// CamHALMedia's `PathText`: paths read as `URL(fileURLWithPath:)` reads them, which the real one
+/// matches (Tests/CamHALMediaTests/PathTextTests.swift).
+enum PathText {
+    static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).path }
+    static func pathExtension(of path: String) -> String { URL(fileURLWithPath: path).pathExtension }
 }
