@@ -22,8 +22,8 @@ signal(SIGXFSZ, SIG_IGN)
 // 0.2 MiB less peak memory. Apps keep glibc's default: this is the tool's choice, not the library's.
 // mallopt is declared in <malloc.h>, which the Glibc module does not import; libc exports it.
 if let mallopt = dlsym(nil, "mallopt") {  // nil: RTLD_DEFAULT
-    let M_ARENA_MAX: Int32 = -8  // <malloc.h>
-    _ = unsafeBitCast(mallopt, to: (@convention(c) (Int32, Int32) -> Int32).self)(M_ARENA_MAX, 1)
+    let arenaMax: Int32 = -8  // M_ARENA_MAX in <malloc.h>
+    _ = unsafeBitCast(mallopt, to: (@convention(c) (Int32, Int32) -> Int32).self)(arenaMax, 1)
 }
 #endif
 // The verb runs in a detached task while the main thread waits on a semaphore, rather than the
