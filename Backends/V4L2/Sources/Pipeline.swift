@@ -47,13 +47,12 @@ struct MediaPipeline: Sendable {
         return listedCodes.filter { produces($0, sensorCodes: candidates) }
     }
 
-    /// The first of `outputCodes` that `wanted` accepts, found with a trial configuration of only
-    /// the codes `wanted` accepts (a bind needs one code: on vimc each trial is dozens of
-    /// sub-device calls, and trying every code the scaler lists was about 5,000 of them on the way
-    /// to the first frame).
-    /// The code the path gives by itself is tried first: on vimc the scaler lists 30 codes but
-    /// passes on only the debayer's RGB, and a capture node that ignores the mbus filter of
-    /// ENUM_FMT accepts them all.
+    /// One of `outputCodes` that `wanted` accepts, found with a trial configuration of only the
+    /// codes `wanted` accepts (a bind needs one code: on vimc each trial is dozens of sub-device
+    /// calls, and trying every code the scaler lists was about 5,000 of them on the way to the
+    /// first frame). The code the path gives by itself is tried first: vimc's scaler lists 12
+    /// codes but passes on only the debayer's RGB, and a capture node that ignores ENUM_FMT's
+    /// mbus filter accepts them all.
     func firstOutputCode(where wanted: (UInt32) -> Bool) -> UInt32? {
         let candidates = sensorCandidates()
         var codes = listedCodes
