@@ -66,19 +66,32 @@ struct MediaPipeline: Sendable {
     /// receives, from the first of `sensorCodes` (TRY formats only: no effect on the device).
     private func naturalCode(sensorCodes: [UInt32]) -> UInt32? {
         guard stages.count > 1, let first = sensorCodes.first else { return nil }
-        do throws(V4L2Errno) {
-            var fds: [DeviceFD] = []
-            for s in stages { fds.append(try DeviceFD(path: s.node)) }
-            var upstream = try Self.setFormat(fds[0], pad: stages[0].sourcePad, PadFormat(code: first, width: 640, height: 480), trying: true)
-            for i in stages.indices.dropFirst() {
-                let sink = try Self.setFormat(fds[i], pad: stages[i].sinkPad ?? 0, upstream, trying: true)
-                guard sink == upstream else { return nil }
-                upstream = try Self.setFormat(fds[i], pad: stages[i].sourcePad, sink, trying: true)
-            }
-            return upstream.code
-        } catch {
-            return nil
+        return try? pass(openStages(), sensorCode: first, lastCode: nil, width: 640, height: 480, trying: true)?.code
+    }
+
+    /// A descriptor of each stage's sub-device, in path order.
+    private func openStages() throws(V4L2Errno) -> [DeviceFD] {
+        var fds: [DeviceFD] = []
+        for s in stages { fds.append(try DeviceFD(path: s.node)) }
+        return fds
+    }
+
+    /// One pass down the path: `sensorCode` on the sensor's source pad, then each later stage's
+    /// sink pad given what the stage before it gives, and its source pad asked for the same code,
+    /// or `lastCode` on the last stage (nil: the same code there too). Returns what the last stage
+    /// gives; nil when a stage's sink pad takes something else than it is given.
+    private func pass(
+        _ fds: [DeviceFD], sensorCode: UInt32, lastCode: UInt32?, width: UInt32, height: UInt32, trying: Bool
+    ) throws(V4L2Errno) -> PadFormat? {
+        var upstream = try Self.setFormat(fds[0], pad: stages[0].sourcePad, PadFormat(code: sensorCode, width: width, height: height), trying: trying)
+        for i in stages.indices.dropFirst() {
+            let stage = stages[i]
+            let sink = try Self.setFormat(fds[i], pad: stage.sinkPad ?? 0, upstream, trying: trying)
+            guard sink == upstream else { return nil }
+            let asked = i == stages.count - 1 ? lastCode ?? sink.code : sink.code
+            upstream = try Self.setFormat(fds[i], pad: stage.sourcePad, PadFormat(code: asked, width: width, height: height), trying: trying)
         }
+        return upstream
     }
 
     /// The codes `configure` tries at the sensor: those the next stage's sink pad lists (a
@@ -178,28 +191,16 @@ struct MediaPipeline: Sendable {
     /// handles: no effect on the device), to learn whether the path can produce `code`.
     /// `sensorCodes`: `sensorCandidates()`, when the caller has them already.
     func configure(code: UInt32, width: UInt32, height: UInt32, trying: Bool = false, sensorCodes: [UInt32]? = nil) throws(V4L2Errno) -> PadFormat {
-        var fds: [DeviceFD] = []
-        for s in stages { fds.append(try DeviceFD(path: s.node)) }
+        let fds = try openStages()
         let sensorCodes = sensorCodes ?? sensorCandidates()
         // Try the wanted code at the sensor first, then every other code it offers (a debayer
         // stage wants Bayer in and gives RGB out).
         let order = (sensorCodes.contains(code) ? [code] : []) + sensorCodes.filter { $0 != code }
         var lastError: V4L2Errno?
-        candidates: for sensorCode in order {
+        for sensorCode in order {
             do {
-                var upstream = try Self.setFormat(
-                    fds[0], pad: stages[0].sourcePad, PadFormat(code: stages.count == 1 ? code : sensorCode, width: width, height: height),
-                    trying: trying)
-                for i in stages.indices.dropFirst() {
-                    let stage = stages[i]
-                    let sink = try Self.setFormat(fds[i], pad: stage.sinkPad ?? 0, upstream, trying: trying)
-                    guard sink == upstream else { continue candidates }
-                    let isLast = i == stages.count - 1
-                    upstream = try Self.setFormat(
-                        fds[i], pad: stage.sourcePad, PadFormat(code: isLast ? code : sink.code, width: width, height: height),
-                        trying: trying)
-                }
-                guard upstream.code == code else { continue }
+                let given = try pass(fds, sensorCode: stages.count == 1 ? code : sensorCode, lastCode: code, width: width, height: height, trying: trying)
+                guard let upstream = given, upstream.code == code else { continue }
                 if !trying { try propagate(from: fds) }
                 return upstream
             } catch {
