@@ -79,13 +79,12 @@ extension FocusControls {
 /// round trip to uvcvideo; the exposure and white-balance applies read their mode controls
 /// before writing and again to report). Made per apply and dropped after it: a value the device
 /// changes by itself later (an auto mode's exposure time) is read afresh by the next apply.
-/// Not generic, and its few values in two arrays rather than a dictionary: a generic class and a
+/// Not generic, and its few values in a `HeldControlValues`: a generic class and a
 /// `[UInt32: Int32]` cost a fresh process 150,000 instructions of metadata and conformance
 /// lookups at its first apply, on the way to the first frame.
 final class RememberedControls: V4L2ControlAccess {
     private let base: any V4L2ControlAccess
-    private var ids: [UInt32] = []
-    private var values: [Int32] = []
+    private var held = HeldControlValues()
 
     init(_ base: any V4L2ControlAccess) { self.base = base }
 
@@ -93,26 +92,18 @@ final class RememberedControls: V4L2ControlAccess {
     func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { base.hasMenuEntry(id, index) }
 
     func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
-        if let i = ids.firstIndex(of: id) { return values[i] }
+        if let v = held.value(id) { return v }
         let v = try base.getControl(id)
-        remember(id, v)
+        held.hold(id, v)
         return v
     }
 
     @discardableResult
     func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
-        if let i = ids.firstIndex(of: id) {
-            ids.remove(at: i)
-            values.remove(at: i)
-        }
+        held.drop(id)  // a write that fails leaves the value unknown: the next read asks the device
         let stored = try base.setControl(id, value)
-        remember(id, stored)
+        held.hold(id, stored)
         return stored
-    }
-
-    private func remember(_ id: UInt32, _ value: Int32) {
-        ids.append(id)
-        values.append(value)
     }
 }
 
@@ -125,33 +116,61 @@ final class RememberedControls: V4L2ControlAccess {
 /// themselves. A driver that refuses the batch (one control unreadable) is read one by one.
 final class ControlSnapshot: V4L2ControlAccess, Sendable {
     private let base: DeviceFD
-    private let held: Mutex<(ids: [UInt32], values: [Int32])>
+    private let held: Mutex<HeldControlValues>
 
     init(_ base: DeviceFD, reading ids: [UInt32]) {
         self.base = base
         var values = [Int32](repeating: 0, count: ids.count)
         let read = !ids.isEmpty && ids.count <= 16 && camhal_get_ctrls(base.raw, ids, &values, UInt32(ids.count)) == 0
-        held = Mutex(read ? (ids, values) : ([], []))
+        var held = HeldControlValues()
+        if read { for (id, v) in zip(ids, values) { held.hold(id, v) } }
+        self.held = Mutex(held)
     }
 
     /// Every later read goes to the device.
-    func forget() { held.withLock { $0 = ([], []) } }
+    func forget() { held.withLock { $0 = HeldControlValues() } }
 
     func queryControl(_ id: UInt32) -> ControlInfo? { base.queryControl(id) }
     func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { base.hasMenuEntry(id, index) }
 
     func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
-        if let v = held.withLock({ h in h.ids.firstIndex(of: id).map { h.values[$0] } }) { return v }
+        if let v = held.withLock({ $0.value(id) }) { return v }
         return try base.getControl(id)
     }
 
     @discardableResult
     func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
         let stored = try base.setControl(id, value)
-        held.withLock { h in
-            if let i = h.ids.firstIndex(of: id) { h.values[i] = stored }
-        }
+        held.withLock { if $0.value(id) != nil { $0.hold(id, stored) } }
         return stored
+    }
+}
+
+/// A few control values by ID, for `RememberedControls` and `ControlSnapshot`: two arrays rather
+/// than a `[UInt32: Int32]`, whose first use costs a fresh process metadata and conformance
+/// lookups on the way to the first frame, for a handful of values.
+struct HeldControlValues: Sendable {
+    private var ids: [UInt32] = []
+    private var values: [Int32] = []
+
+    /// The value held for `id`, nil when none is.
+    func value(_ id: UInt32) -> Int32? { ids.firstIndex(of: id).map { values[$0] } }
+
+    /// Holds `value` for `id`, in place of any value held before.
+    mutating func hold(_ id: UInt32, _ value: Int32) {
+        if let i = ids.firstIndex(of: id) {
+            values[i] = value
+        } else {
+            ids.append(id)
+            values.append(value)
+        }
+    }
+
+    /// Holds nothing for `id` any more.
+    mutating func drop(_ id: UInt32) {
+        guard let i = ids.firstIndex(of: id) else { return }
+        ids.remove(at: i)
+        values.remove(at: i)
     }
 }
 
