@@ -9,7 +9,19 @@ import Glibc
 import Musl
 #endif
 
-/// Starts a detached thread named `name` (the kernel keeps 15 bytes of it) that runs `body`.
+/// The stack size of the threads CamHAL starts: 1 MiB, where glibc's default is 8 MiB.
+///
+/// With transparent huge pages set to `always` (Debian's kernels), an anonymous mapping gets a
+/// 2 MiB huge page at its first fault whenever a whole aligned 2 MiB range lies inside it. An
+/// 8 MiB stack always holds one, and glibc writes the thread's descriptor at its top before the
+/// thread runs, so every new thread had 2 MiB zeroed and resident at once; kernels from 6.7 on
+/// map thread stacks without huge pages, older ones (Debian 12's 6.1) do not. A stack under
+/// 2 MiB never holds such a range. 1 MiB is above the 512 KiB of a secondary thread on Apple's
+/// platforms, where frame callbacks also run on threads the framework starts.
+package let threadStackSize = 1 << 20
+
+/// Starts a detached thread named `name` (the kernel keeps 15 bytes of it) that runs `body`,
+/// on a stack of ``threadStackSize``.
 package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     final class Box: Sendable {
         let body: @Sendable () -> Void
@@ -18,7 +30,11 @@ package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     }
     let box = Unmanaged.passRetained(Box(body, name)).toOpaque()
     var thread = pthread_t()
-    let r = pthread_create(&thread, nil, { raw in
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstacksize(&attributes, threadStackSize)
+    let r = pthread_create(&thread, &attributes, { raw in
         guard let raw else { return nil }
         let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
         nameThisThread(box.name)

@@ -29,18 +29,33 @@ struct ThreadsTests {
 
     /// A started thread runs its body under its name, and a condition's timed wait returns false
     /// at its time; would catch a wait on the wrong clock (CLOCK_REALTIME vs the monotonic
-    /// deadline) never ending, a thread that never starts, or one left unnamed (`ps -L` and gdb
-    /// then show the process's name for every thread).
+    /// deadline) never ending, a thread that never starts, one left unnamed (`ps -L` and gdb
+    /// then show the process's name for every thread), or one on glibc's 8 MiB default stack,
+    /// which a kernel before 6.7 with huge pages always (Debian 12) backs with a 2 MiB page
+    /// zeroed at creation.
     @Test("startThread runs its body; Condition wakes on signal and times out without one")
     func threadAndCondition() async {
         let condition = Condition()
         let flag = Locked(false)
         let name = Locked("")
+        let stack = Locked(0)
         let outcome: (signalled: Bool, timedOut: Bool)? = await within(30) {
             await offPool {
                 condition.lock()
                 startThread(name: "camhal.test.name.cut") {
                     name.set((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+                    // pthread_getattr_np (a GNU extension the Glibc module does not declare)
+                    // gives the stack the thread runs on.
+                    typealias GetAttributes = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
+                    var attributes = pthread_attr_t()
+                    if let symbol = dlsym(nil, "pthread_getattr_np"),
+                        unsafeBitCast(symbol, to: GetAttributes.self)(pthread_self(), &attributes) == 0
+                    {
+                        var size = 0
+                        pthread_attr_getstacksize(&attributes, &size)
+                        pthread_attr_destroy(&attributes)
+                        stack.set(size)
+                    }
                     condition.lock()
                     flag.set(true)
                     condition.signal()
@@ -54,6 +69,7 @@ struct ThreadsTests {
         }
         #expect(outcome?.signalled == true && outcome?.timedOut == true, "\(String(describing: outcome))")
         #expect(name.value == "camhal.test.nam\n", "the thread's name (the kernel keeps 15 bytes): \(name.value)")
+        #expect(stack.value >= threadStackSize && stack.value < 2 << 20, "the thread's stack: \(stack.value) bytes")
     }
 
     /// The session's clock (Seconds.monotonicCoarse) is CLOCK_MONOTONIC at most a few ticks
