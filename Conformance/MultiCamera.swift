@@ -177,13 +177,6 @@ func othersName(_ count: Int) -> String {
 /// Why a check of several cameras at once did not run.
 let needsTwoDevices = "needs two devices (camhal conformance takes the backend's other devices, or --second-device ID[,ID...]; this run has none)"
 
-/// Seconds on CLOCK_MONOTONIC, to the nanosecond.
-func monotonicNow() -> Double {
-    var t = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-}
-
 /// Every frame of a session: its timestamp and its arrival on CLOCK_MONOTONIC, taken on the
 /// backend's delivery thread (the session's frame handler), so no consumer's pace shows in them.
 final class FrameArrivals: Sendable {
@@ -193,7 +186,7 @@ final class FrameArrivals: Sendable {
     init(_ camera: Camera) {
         let log = self.log
         camera.setFrameHandler { f in
-            let arrival = monotonicNow()
+            let arrival = Seconds.monotonic()
             log.withLock { $0.append((f.timestamp, arrival)) }
         }
     }

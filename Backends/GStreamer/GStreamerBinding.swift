@@ -292,7 +292,7 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         if pts != camhal_gst_clock_time_none() {
             timestamp = Double(gst_element_get_base_time(pipeline) &+ pts) / 1e9
         } else {
-            timestamp = ProcessInfo.processInfo.systemUptime
+            timestamp = Seconds.monotonic()
         }
         let held = HeldSample(sample: sample, frame: mapped)
         let frame = Frame(

@@ -58,7 +58,7 @@ final class FixedImageBinding: DriverBinding, Sendable {
                 sink.deliver(
                     Frame(
                         format: picture.format, width: picture.width, height: picture.height, planes: picture.planes,
-                        sequence: sequence, timestamp: ProcessInfo.processInfo.systemUptime,
+                        sequence: sequence, timestamp: Seconds.monotonic(),
                         onRelease: { withExtendedLifetime(picture) {} }))
                 Seconds.block(1 / frameRate)  // the frame period, as a sensor's
             }

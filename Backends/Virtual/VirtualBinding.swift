@@ -153,7 +153,7 @@ final class VirtualBinding: DriverBinding, Sendable {
             let slot = BufferPool.Slot(pointer: buffer)
             let frame = Frame(
                 format: format.pixelFormat, width: w, height: h, planes: planes, sequence: sequence,
-                timestamp: ProcessInfo.processInfo.systemUptime + o.timestampShift, sensorCrop: crop,
+                timestamp: Seconds.monotonic() + o.timestampShift, sensorCrop: crop,
                 onRelease: {
                     // An injected refusal: the first hand-back fails, the retry takes the buffer (S11).
                     let refused = optics.withLock { o -> Bool in

@@ -86,7 +86,7 @@ public final class Frame: @unchecked Sendable, CustomStringConvertible {
 
 /// The clock a frame's timestamp is on.
 public enum FrameClock: String, Sendable, Hashable, Codable {
-    /// The backend's monotonic clock (CLOCK_MONOTONIC, `ProcessInfo.systemUptime`, a pipeline's
+    /// The backend's monotonic clock (CLOCK_MONOTONIC, or a pipeline's
     /// running time): comparable between frames of one session.
     case monotonic
 }

@@ -56,6 +56,15 @@ package enum Seconds {
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
+    /// Seconds on CLOCK_MONOTONIC, to the nanosecond: the clock of V4L2 buffer timestamps, and
+    /// CamHAL's one clock for what it measures (frame times it makes, delays, spans). The wall
+    /// clock steps; this one does not.
+    public static func monotonic() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
     /// Seconds on CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: read from
     /// the vDSO page, no system call, a few ms of resolution): for what the frame path measures
     /// (interruptions), which a wall-clock step must not lengthen or shorten.

@@ -71,7 +71,7 @@ package enum Child {
             configuration.interruptionTimeout = .seconds(3600)
             configuration.firstFrameTimeout = .seconds(3600)
         }
-        let t0 = monotonicNow()
+        let t0 = Seconds.monotonic()
         let camera = try open(o, configuration)
         let device = camera.device
         let latency = o.latency ?? defaultLatency(backend: o.backend, driver: device.details["driver"])
@@ -91,10 +91,10 @@ package enum Child {
                 if first { Child.printFirst() }
             }
             func waitForAll(timeout: Double) -> FrameTake {
-                let deadline = monotonicNow() + timeout
+                let deadline = Seconds.monotonic() + timeout
                 lock.lock()
                 defer { lock.unlock() }
-                while !take.isComplete && monotonicNow() < deadline { lock.wait(seconds: deadline - monotonicNow()) }
+                while !take.isComplete && Seconds.monotonic() < deadline { lock.wait(seconds: deadline - Seconds.monotonic()) }
                 return take
             }
         }
@@ -107,21 +107,21 @@ package enum Child {
         case .raw:
             let tally = Tally(FrameTake(limit: o.frames, latency: latency))
             let sink = DriverSink(frame: { tally.record($0) }, event: { e in printError("camhal-bench: event \(e)") })
-            t1 = monotonicNow()
+            t1 = Seconds.monotonic()
             let binding = try camera.backend.bindStreaming(BindRequest(device: device, lens: device.lenses[0], stream: request), sink: sink)
             take = tally.waitForAll(timeout: Double(o.frames) + 30)
             binding.close()
         case .handler:
             let tally = Tally(FrameTake(limit: o.frames, latency: latency))
             camera.setFrameHandler { tally.record($0) }
-            t1 = monotonicNow()
+            t1 = Seconds.monotonic()
             camera.start()
             take = tally.waitForAll(timeout: Double(o.frames) + 30)
             await camera.stop()
         case .stream, .inline:
             let stream = camera.frames(policy: .block(capacity: 2))
             let start = FrameTake(limit: o.frames, latency: latency)
-            t1 = monotonicNow()
+            t1 = Seconds.monotonic()
             camera.start()
             if o.path == .inline {
                 take = await withTaskExecutorPreference(FrameDeliveryExecutor.shared) { await Self.consume(stream, start) }

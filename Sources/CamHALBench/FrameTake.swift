@@ -2,14 +2,6 @@ import CamHAL
 import FoundationEssentials
 import Glibc
 
-/// CLOCK_MONOTONIC in seconds: the clock of V4L2 driver timestamps and of the emulated webcam's
-/// send times, so a frame's delivery latency is `now - stamp` on one clock.
-package func monotonicNow() -> Double {
-    var t = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-}
-
 /// Where a frame's capture or send time comes from, for its delivery latency.
 package enum LatencySource: String, Sendable {
     /// No usable stamp (GStreamer's test source stamps stream time, not a clock).
@@ -107,7 +99,7 @@ package struct FrameTake {
     @discardableResult
     package mutating func record(_ frame: Frame) -> Bool {
         guard frames < limit else { return true }
-        let now = monotonicNow()
+        let now = Seconds.monotonic()
         if let stamp = latencySource.stamp(of: frame) { latencies.append(now - stamp) }
         if firstArrival == nil {
             firstArrival = now

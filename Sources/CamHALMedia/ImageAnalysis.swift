@@ -112,7 +112,7 @@ public final class ImageAnalysis: Sendable {
                     counters.withLock { $0.sequenceGaps += gap }
                 }
                 lastSequence = frame.sequence
-                let delay = ProcessInfo.processInfo.systemUptime - frame.timestamp
+                let delay = Seconds.monotonic() - frame.timestamp
                 let body = self.body
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                     queue.async {

@@ -338,7 +338,7 @@ public final class Recording: @unchecked Sendable {
         self.appsrc = src
         self.bus = gst_element_get_bus(pipeline)
         self.t0 = first.timestamp
-        self.startedAt = ProcessInfo.processInfo.systemUptime
+        self.startedAt = Seconds.monotonic()
         self.frameDuration = UInt64(1e9 / Double(fps))
         // Infinity (or anything past UInt64's nanoseconds) is no limit: validated() refused NaN and <= 0.
         self.maxEnd = options.maxDuration.map(Seconds.of).flatMap { $0 * 1e9 < Double(UInt64.max / 2) ? UInt64($0 * 1e9) : nil }
@@ -380,7 +380,7 @@ public final class Recording: @unchecked Sendable {
 
     /// Stops recording; returns at once. `finalized` follows on `events` once the file is complete.
     public func stop() {
-        let now = ProcessInfo.processInfo.systemUptime
+        let now = Seconds.monotonic()
         state.withLock { s in
             s.stopRequested = true
             if s.stopAt == nil { s.stopAt = now }
@@ -559,7 +559,7 @@ public final class Recording: @unchecked Sendable {
             // stopped at 2.3 s of 25, and `record` said "wrote").
             let s = state.value
             let reached = s.frames > 0 ? Double(s.lastPTS + frameDuration) / 1e9 : 0
-            let span = (s.stopAt ?? ProcessInfo.processInfo.systemUptime) - startedAt
+            let span = (s.stopAt ?? Seconds.monotonic()) - startedAt
             if let why = Self.truncation(reached: reached, span: span) {
                 finalError = .streamFailed("recording to \(url.path) truncated: \(why); file kept")
             }

@@ -1,3 +1,4 @@
+import CamHAL
 import CamHALBench
 import Foundation
 
@@ -14,7 +15,7 @@ struct ChildRun {
     var wall: Double
     /// Seconds from spawn to the first appearance of the marker in the child's output, if any.
     var firstMarker: Double?
-    /// When the marker first appeared, on CLOCK_MONOTONIC (`monotonicNow()`), if it did.
+    /// When the marker first appeared, on CLOCK_MONOTONIC (`Seconds.monotonic()`), if it did.
     var firstMarkerAt: Double?
     /// Standard output and error, merged.
     var output: String
@@ -40,7 +41,7 @@ enum Spawn {
         let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for e in cEnv { free(e) } }
         var pid: pid_t = 0
-        let t0 = monotonicNow()
+        let t0 = Seconds.monotonic()
         let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
         close(fds[1])
         guard rc == 0 else {
@@ -57,7 +58,7 @@ enum Spawn {
             if n <= 0 { break }
             output.append(contentsOf: chunk[0..<n])
             if firstMarker == nil, let m = markerBytes, contains(output.suffix(n + m.count), m) {
-                firstMarkerAt = monotonicNow()
+                firstMarkerAt = Seconds.monotonic()
                 firstMarker = firstMarkerAt.map { $0 - t0 }
             }
         }
@@ -65,7 +66,7 @@ enum Spawn {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let wall = monotonicNow() - t0
+        let wall = Seconds.monotonic() - t0
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         // WIFEXITED / WEXITSTATUS, spelled out (the C macros are not imported).

@@ -112,18 +112,18 @@ struct SessionError: Error, CustomStringConvertible {
 /// within 10 s of the kill (a bound against hangs). The second is counted from the moment a bare
 /// connection to the daemon's socket reads end-of-file, the first moment any client can learn
 /// that the daemon is gone, so the time the kernel takes to end the daemon is not counted.
-/// Returns the moment of the kill (`systemUptime`), for timings of what else the kill ends, and
+/// Returns the moment of the kill (`Seconds.monotonic()`), for timings of what else the kill ends, and
 /// how long the cameras took from the kill.
 @discardableResult
 func killDaemonExpectingDisconnect(_ session: PipeWireSession, _ cameras: [Camera]) async throws -> (killed: Double, elapsed: Double) {
     let watch = try HangupWatch(socketPath: session.remote)
-    let killed = ProcessInfo.processInfo.systemUptime
+    let killed = Seconds.monotonic()
     try session.kill("pipewire")
     for c in cameras {
         let state = await awaitState(c) { $0.status == .error }
         #expect(state?.error?.code == "disconnected", "\(String(describing: state))")
     }
-    let disconnected = ProcessInfo.processInfo.systemUptime
+    let disconnected = Seconds.monotonic()
     let elapsed = disconnected - killed
     let hungUp = try #require(await watch.hangup(), "the daemon's socket still open \(elapsed) s after the kill")
     let sinceHangup = disconnected - hungUp
@@ -160,15 +160,15 @@ final class HangupWatch: Sendable {
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
             var at: Double?
-            let deadline = ProcessInfo.processInfo.systemUptime + 60
-            while at == nil, ProcessInfo.processInfo.systemUptime < deadline {
+            let deadline = Seconds.monotonic() + 60
+            while at == nil, Seconds.monotonic() < deadline {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let n = poll(&p, 1, 1000)
                 if n < 0, errno != EINTR { break }
                 guard n > 0 else { continue }
                 // Anything the daemon sends is read and dropped; a read of 0 or an error is the end.
                 if p.revents & Int16(POLLHUP | POLLERR) != 0 || read(fd, &buffer, buffer.count) <= 0 {
-                    at = ProcessInfo.processInfo.systemUptime
+                    at = Seconds.monotonic()
                 }
             }
             close(fd)
@@ -240,9 +240,9 @@ struct Seen: Sendable {
 /// Reads frames until `count` arrived or `timeout` passes, then cancels the stream.
 func collect(_ stream: FrameStream, count: Int, timeout: Double = 10) async -> [Seen] {
     var out: [Seen] = []
-    let deadline = ProcessInfo.processInfo.systemUptime + timeout
+    let deadline = Seconds.monotonic() + timeout
     while out.count < count {
-        let left = deadline - ProcessInfo.processInfo.systemUptime
+        let left = deadline - Seconds.monotonic()
         guard left > 0, let f = await stream.next(timeout: .seconds(left)) else { break }
         let plane = f.planes[0]
         let y = f.height / 4

@@ -165,8 +165,8 @@ final class PipeWireBinding: DriverBinding, Sendable {
         let buffer = BufferHandle(raw: f.buffer)
         let planes = Self.planes(f, format: format)
         // PipeWire stamps buffers with CLOCK_MONOTONIC nanoseconds, the clock of
-        // `ProcessInfo.systemUptime`; a missing or foreign stamp falls back to the dequeue time.
-        let now = ProcessInfo.processInfo.systemUptime
+        // `Seconds.monotonic()`; a missing or foreign stamp falls back to the dequeue time.
+        let now = Seconds.monotonic()
         var timestamp = now
         if f.has_header != 0, f.pts_ns > 0 {
             let t = Double(f.pts_ns) / 1e9
