@@ -388,6 +388,14 @@ final class FrameQueue: Sendable {
 
     /// Ends the stream: every waiter gets nil at once, queued frames are released, a blocked
     /// producer is woken. `reason` is the session's fatal error when it failed.
+    ///
+    /// Never inlined: inlined into the session's action loop (`Camera.run`), it made that loop
+    /// fetch the metadata of `CheckedContinuation<Frame?, Never>` on entry, every time. The first
+    /// fetch in a process checks `Never: Error` at run time, a scan of every conformance record
+    /// loaded (about 190,000 instructions), and it fell to the session's first actions, on the
+    /// way to the first frame, though no stream was finishing. Out of line, the first consumer
+    /// to wait for a frame pays it, on its own thread, while the device opens.
+    @inline(never)
     func finish(reason: CameraError? = nil) {
         let action = state.withLock { $0.finish(reason: reason) }
         for p in action.producers { p.signal() }

@@ -18,6 +18,15 @@ struct ThreadsTests {
         #expect(hex(0, digits: 2) == "0x00")
     }
 
+    /// Discovery's joining of device details gives what `joined(separator:)` gives; would catch a
+    /// separator before the first part or after the last, or a lost part.
+    @Test("joinedText joins as joined(separator:) does")
+    func joinedTextMatchesJoined() {
+        for parts in [[], ["a"], ["FOCUS_AUTO", "FOCUS_ABSOLUTE 0...255"], ["pan", "", "tilt"]] as [[String]] {
+            #expect(joinedText(parts, separator: ", ") == parts.joined(separator: ", "), "\(parts)")
+        }
+    }
+
     /// What `CAMHAL_BACKENDS=" v4l2 , gstreamer "` and control values are trimmed with; would
     /// catch a trim that eats inner spaces or fails on an all-space string.
     @Test("trimmingSpaces drops outer spaces and tabs only")

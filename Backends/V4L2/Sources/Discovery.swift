@@ -430,8 +430,8 @@ package struct V4L2CameraControls: Sendable {
         let fAbs = focus.queryControl(ControlID.focusAbsolute)
         let fStart = focus.queryControl(ControlID.autoFocusStart) != nil
         if fAuto || fAbs != nil || fStart {
-            d[V4L2Discovery.Key.focusControls] = [fAuto ? "FOCUS_AUTO" : nil, fAbs.map { "FOCUS_ABSOLUTE \($0.minimum)...\($0.maximum)" }, fStart ? "AUTO_FOCUS_START" : nil]
-                .compactMap { $0 }.joined(separator: ", ") + (focusOnSubdevice ? " (lens sub-device)" : "")
+            let found = [fAuto ? "FOCUS_AUTO" : nil, fAbs.map { "FOCUS_ABSOLUTE \($0.minimum)...\($0.maximum)" }, fStart ? "AUTO_FOCUS_START" : nil]
+            d[V4L2Discovery.Key.focusControls] = joinedText(found.compactMap { $0 }, separator: ", ") + (focusOnSubdevice ? " (lens sub-device)" : "")
         }
         focusModes = V4L2Discovery.focusModes(auto: fAuto, absolute: fAbs != nil, start: fStart)
         focusAuto = fAuto
@@ -444,7 +444,7 @@ package struct V4L2CameraControls: Sendable {
         let ptz = ControlID.panTilt.compactMap { c in
             node.queryControl(c.id).map { "\(c.name) \($0.minimum)...\($0.maximum) (\(c.unit))" }
         }
-        if !ptz.isEmpty { d[V4L2Discovery.Key.panTilt] = ptz.joined(separator: ", ") }
+        if !ptz.isEmpty { d[V4L2Discovery.Key.panTilt] = joinedText(ptz, separator: ", ") }
         torchOnNode = node.queryControl(ControlID.flashLEDMode).map { $0.maximum >= Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) } ?? false
         image = V4L2ImageControls(node)
         details = d
