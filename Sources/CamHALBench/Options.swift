@@ -33,7 +33,9 @@ package struct Options {
                           record (gstreamer: startRecording of N frames vs gst-launch ... x264enc ! matroskamux)
           --rounds R      interleaved rounds (default 3)
           --json          one JSON object instead of the table
-          --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases)
+          --callgrind     also count instructions per frame under valgrind --tool=callgrind (host cases), and
+                          for v4l2 and libcamera the instructions to the first frame, both sides:
+                          exec to device open, open to the first frame dequeued, that frame to the app
           --syscalls      also count system calls per frame under strace -f -c (both sides; a system call
                           is the costly part of a frame under emulation, and the count does not vary)
           --full-child    v4l2: measure camhal-bench itself (every backend linked), not camhal-bench-v4l2

@@ -22,6 +22,13 @@ enum Compare {
         var instructionsPerFrame: Double?
         /// Instructions outside the frames (start-up, negotiation, exit), 2 Ir(N) - Ir(2N).
         var fixedInstructions: Double?
+        /// Instructions under callgrind, every thread, of one N-frame run cut where the probe
+        /// dumps the counters (v4l2 and libcamera): exec to the first device node opened, that
+        /// open to the first frame dequeued, and (CamHAL only: the reference prints through
+        /// stdio) that frame to the first frame's line.
+        var instructionsExecToOpen: Double?
+        var instructionsOpenToDequeue: Double?
+        var instructionsDequeueToLine: Double?
         /// System calls per frame under `strace -f -c`, (calls(2N) - calls(N)) / N, every thread.
         var syscallsPerFrame: Double?
         /// The calls of that difference by name, per frame, most frequent first.
@@ -160,6 +167,15 @@ enum Compare {
                 printError("camhal-bench: no instruction count for CamHAL: \(error)")
             }
             if let reference, b != nil { try count(&b!, reference.argv) }
+            // To the first frame, both sides, in stretches the probe cuts.
+            if o.backend == "v4l2" || o.backend == "libcamera", let probe = probeLibrary() {
+                func cut(_ side: inout Side, _ argv: [String]) throws {
+                    let c = try firstFrameInstructions(argv, probe: probe)
+                    (side.instructionsExecToOpen, side.instructionsOpenToDequeue, side.instructionsDequeueToLine) = (c.open, c.dequeue, c.line)
+                }
+                try cut(&a, camhalArgv(n))
+                if let reference, b != nil { try cut(&b!, reference.argv(n)) }
+            }
         }
         if o.syscalls {
             // Exact counts of kernel crossings, every thread, one N and one 2N run per side.
@@ -293,6 +309,41 @@ enum Compare {
             throw BenchError("callgrind gave no instruction count for \(argv.joined(separator: " ")): \(r.output.suffix(400))")
         }
         return v
+    }
+
+    /// One run of `argv` under callgrind with the probe preloaded: the instructions, every
+    /// thread, from exec to the first device node opened, from there to the first frame
+    /// dequeued, and from there to the first frame's line, each from the dump the probe asked
+    /// for at its end (nil when that dump never came: the reference prints no line the probe sees).
+    static func firstFrameInstructions(_ argv: [String], probe: String) throws -> (open: Double?, dequeue: Double?, line: Double?) {
+        let base = "/tmp/camhal-bench-firstframe.\(getpid()).out"
+        defer { for k in 0...4 { unlink(k == 0 ? base : "\(base).\(k)") } }
+        let r = try Spawn.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=\(base)"] + argv, environment: ["LD_PRELOAD": probe])
+        guard r.status == 0 else {
+            throw BenchError("callgrind run of \(argv.joined(separator: " ")) failed (status \(r.status)): \(r.output.suffix(400))")
+        }
+        var found: (open: Double?, dequeue: Double?, line: Double?) = (nil, nil, nil)
+        for k in 1...4 {
+            guard let text = try? String(contentsOfFile: "\(base).\(k)", encoding: .utf8) else { break }
+            let (trigger, count) = dumpTriggerAndTotal(text)
+            guard let trigger, let count else { continue }
+            if trigger.hasSuffix("first device open") { found.open = count }
+            if trigger.hasSuffix("first frame dequeued") { found.dequeue = count }
+            if trigger.hasSuffix("first frame line") { found.line = count }
+        }
+        return found
+    }
+
+    /// A callgrind dump's trigger (its `desc: Trigger:` line) and its total instructions.
+    static func dumpTriggerAndTotal(_ text: String) -> (trigger: String?, total: Double?) {
+        var trigger: String?, total: Double?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("desc: Trigger: ") { trigger = String(line.dropFirst("desc: Trigger: ".count)) }
+            if line.hasPrefix("totals: ") || (total == nil && line.hasPrefix("summary: ")) {
+                total = Double(line.split(separator: " ").last ?? "")
+            }
+        }
+        return (trigger, total)
     }
 
     /// A copy of the executable at `path` without its DWARF, in /tmp (the caller unlinks it):
@@ -481,6 +532,13 @@ enum Compare {
                 }
                 s += String(format: ", system calls/frame %.1f vs %.1f", x, y)
                 s += " (camhal: \(top(r.camhal.syscallsPerFrameByName)); \(ref.name): \(top(ref.syscallsPerFrameByName)))"
+            }
+            if let x = r.camhal.instructionsOpenToDequeue, let y = ref.instructionsOpenToDequeue, y > 0 {
+                s += String(format: ", instructions from device open to the first frame dequeued %.2fM vs %.2fM (%.2fx)", x / 1e6, y / 1e6, x / y)
+                if let u = r.camhal.instructionsExecToOpen, let v = ref.instructionsExecToOpen {
+                    s += String(format: " (exec to device open %.2fM vs %.2fM", u / 1e6, v / 1e6)
+                    s += r.camhal.instructionsDequeueToLine.map { String(format: "; CamHAL's first frame dequeued to its line %.2fM)", $0 / 1e6) } ?? ")"
+                }
             }
             if let x = r.camhal.fixedInstructions, let y = ref.fixedInstructions, y > 0 {
                 s += String(format: ", fixed instructions %.0fM vs %.0fM (%.2fx)", x / 1e6, y / 1e6, x / y)

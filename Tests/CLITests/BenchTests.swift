@@ -185,6 +185,23 @@ struct FrameTakeTests {
         }
     }
 
+    /// Under callgrind the probe cuts the count where it notes the moments: a dump at the first
+    /// device open and one at the CamHAL child's first-frame line, and none for a frame never
+    /// dequeued. Would catch dumps that never come (no valgrind headers at build time, a client
+    /// request outside the interposed calls), a write of any other line taken for the frame's, or
+    /// the dumps read back in the wrong stretch.
+    @Test("under callgrind the probe cuts the count at the first device open and at the first frame's line",
+          .enabled(if: toolOnPath("valgrind"), "valgrind counts the instructions (scripts/bootstrap installs it)"))
+    func probeCutsCallgrindCounts() throws {
+        let probe = try #require(Compare.probeLibrary(), "libCamHALBenchProbe.so is not built beside the tests (swift build builds it)")
+        // The shell's own open (a redirection) and write (printf is built in): both in the traced process.
+        let script = "printf 'other line\\n'; true 3</dev/video-camhal-none 2>/dev/null; printf 'camhal-bench: first frame\\n'; true"
+        let c = try Compare.firstFrameInstructions(["/bin/sh", "-c", script], probe: probe)
+        let open = try #require(c.open, "no dump at the device open: \(c)"), line = try #require(c.line, "no dump at the line: \(c)")
+        #expect(open > 0 && line > 0, "\(c)")
+        #expect(c.dequeue == nil, "a dump for a frame never dequeued: \(c)")
+    }
+
     /// vivid's buffer stamps are its schedule, not capture times: by default no latency is taken
     /// from them. Would catch the negative "latencies" of vivid's stamps coming back.
     @Test("no default delivery latency on vivid or GStreamer; the driver's stamp elsewhere")
