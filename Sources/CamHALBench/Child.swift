@@ -84,11 +84,11 @@ package enum Child {
             var take: FrameTake
             init(_ take: FrameTake) { self.take = take }
             func record(_ frame: Frame) {
+                let arrival = Seconds.monotonic()
                 lock.lock()
-                let first = take.frames == 0
-                if take.record(frame) { lock.broadcast() }
+                if take.frames == 0 { Child.printFirst() }
+                if take.record(frame, arrivedAt: arrival) { lock.broadcast() }
                 lock.unlock()
-                if first { Child.printFirst() }
             }
             func waitForAll(timeout: Double) -> FrameTake {
                 let deadline = Seconds.monotonic() + timeout
@@ -151,10 +151,9 @@ package enum Child {
         var take = start
         do {
             for try await frame in stream {
-                let first = take.frames == 0
-                let done = take.record(frame)
-                if first { Child.printFirst() }
-                if done { break }
+                let arrival = Seconds.monotonic()
+                if take.frames == 0 { Child.printFirst() }
+                if take.record(frame, arrivedAt: arrival) { break }
             }
         } catch {
             printError("camhal-bench: the session failed after \(take.frames) frames: \(error)")
@@ -162,7 +161,9 @@ package enum Child {
         return take
     }
 
-    /// One unbuffered write at the first frame (the parent times it from spawn).
+    /// One unbuffered write at the first frame (the parent times it from spawn), before the
+    /// take records the frame: the line marks the app having it, and what the bench then does
+    /// (its format's text, its latency, a byte read from the buffer) is not the library's.
     fileprivate static func printFirst() {
         let line = firstFrameMarker + "\n"
         _ = line.withCString { write(1, $0, strlen($0)) }

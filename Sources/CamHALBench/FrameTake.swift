@@ -97,9 +97,8 @@ package struct FrameTake {
     /// Counts `frame` (reading one byte of it in place, so the consumer really sees the data);
     /// returns true once `limit` frames were counted.
     @discardableResult
-    package mutating func record(_ frame: Frame) -> Bool {
+    package mutating func record(_ frame: Frame, arrivedAt now: Double = Seconds.monotonic()) -> Bool {
         guard frames < limit else { return true }
-        let now = Seconds.monotonic()
         if let stamp = latencySource.stamp(of: frame) { latencies.append(now - stamp) }
         if firstArrival == nil {
             firstArrival = now
