@@ -101,7 +101,16 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
         let changed = DispatchSemaphore(value: 0)
         let result = Locked(GST_STATE_CHANGE_FAILURE)
         startThread(name: "camhal.gst.start") {
-            let r = gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
+            // PAUSED first, as gst-launch does: a live source answers that step NO_PREROLL. A
+            // change from NULL straight to PLAYING answers for its last step only, so a camera
+            // or an `is-live=true` source was taken for a non-live one (its frames held until
+            // the start and back-pressured instead of dropped when the app fell behind).
+            let paused = gst_element_set_state(pipelineRef.value, GST_STATE_PAUSED)
+            var r = paused
+            if paused != GST_STATE_CHANGE_FAILURE {
+                r = gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
+                if paused == GST_STATE_CHANGE_NO_PREROLL && r != GST_STATE_CHANGE_FAILURE { r = GST_STATE_CHANGE_NO_PREROLL }
+            }
             result.set(r)
             changed.signal()
         }

@@ -263,6 +263,21 @@ struct GStreamerBackendTests {
         #expect(log.value == ["frame", "end"])
     }
 
+    /// A live source is found live, however its description says so: the test camera the
+    /// backend lists and a `--source` written with `is-live=true`. Would catch the liveness taken
+    /// from a state change's answer alone, which a live source does not always give (its frames
+    /// were then back-pressured instead of dropped when the app fell behind, and a stall was
+    /// never reported as buffers exhausted).
+    @Test func aLiveSourceIsFoundLive() async throws {
+        for description in ["videotestsrc is-live=true", "videotestsrc pattern=ball is-live=true ! videoconvert"] {
+            let live = try backend.source(description: description)
+            let (_, _, sink) = loggingSink()
+            let binding = try #require(try backend.bind(BindRequest(device: live, lens: live.lenses[0], stream: .default), sink: sink) as? GStreamerBinding)
+            #expect(binding.isLive, "\(description)")
+            binding.close()
+        }
+    }
+
     /// A source that ends before its first frame fails the session at once with `streamFailed`,
     /// never passing through interrupted, and a frame stream waiting for it throws that error.
     /// Would catch the end taken for an interruption: recovery restarted the source into the same
