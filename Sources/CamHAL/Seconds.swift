@@ -59,18 +59,17 @@ package enum Seconds {
     /// Seconds on CLOCK_MONOTONIC, to the nanosecond: the clock of V4L2 buffer timestamps, and
     /// CamHAL's one clock for what it measures (frame times it makes, delays, spans). The wall
     /// clock steps; this one does not.
-    public static func monotonic() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
+    public static func monotonic() -> Double { now(CLOCK_MONOTONIC) }
 
     /// Seconds on CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: read from
     /// the vDSO page, no system call, a few ms of resolution): for what the frame path measures
     /// (interruptions), which a wall-clock step must not lengthen or shorten.
-    public static func monotonicCoarse() -> Double {
+    public static func monotonicCoarse() -> Double { now(CLOCK_MONOTONIC_COARSE) }
+
+    /// `clock`'s time in seconds.
+    private static func now(_ clock: clockid_t) -> Double {
         var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
+        clock_gettime(clock, &t)
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

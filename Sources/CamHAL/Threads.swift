@@ -118,9 +118,7 @@ package final class Condition: @unchecked Sendable {
     /// return. False when the time ran out.
     @discardableResult
     package func wait(seconds: Double) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 + max(0, seconds)
+        let total = Seconds.monotonic() + max(0, seconds)
         var deadline = timespec()
         deadline.tv_sec = Int(total)
         deadline.tv_nsec = Int((total - Double(deadline.tv_sec)) * 1e9)
