@@ -106,12 +106,8 @@ final class GStreamerBinding: DriverBinding, @unchecked Sendable {
             // or an `is-live=true` source was taken for a non-live one (its frames held until
             // the start and back-pressured instead of dropped when the app fell behind).
             let paused = gst_element_set_state(pipelineRef.value, GST_STATE_PAUSED)
-            var r = paused
-            if paused != GST_STATE_CHANGE_FAILURE {
-                r = gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
-                if paused == GST_STATE_CHANGE_NO_PREROLL && r != GST_STATE_CHANGE_FAILURE { r = GST_STATE_CHANGE_NO_PREROLL }
-            }
-            result.set(r)
+            let playing = paused == GST_STATE_CHANGE_FAILURE ? paused : gst_element_set_state(pipelineRef.value, GST_STATE_PLAYING)
+            result.set(paused == GST_STATE_CHANGE_NO_PREROLL && playing != GST_STATE_CHANGE_FAILURE ? paused : playing)
             changed.signal()
         }
         if changed.wait(timeout: .now() + Self.startTimeout) == .timedOut {
