@@ -28,8 +28,9 @@ public enum AtomicFile {
     }
 
     /// Where a write to a path lands: the path itself or a symbolic link's final target, and the
-    /// file there now (nil: none yet).
+    /// file there now (nil: none yet). `named` is the path as given, made absolute: what errors name.
     struct Target {
+        var named: String
         var path: String
         var existing: stat?
     }
@@ -95,7 +96,7 @@ public enum AtomicFile {
             // rename() would still replace it, but the caller asked for a file it cannot write.
             throw failure(path, "existing file is not writable")
         }
-        return Target(path: target, existing: found)
+        return Target(named: path, path: target, existing: found)
     }
 
     /// Fails with `invalidArgument` naming the path when a file could not be written there under
@@ -127,7 +128,7 @@ public enum AtomicFile {
     /// `write(_:to:existing:)` to a path (relative to the working directory, or absolute).
     package static func write(_ bytes: [UInt8], toPath given: String, existing: Existing = .replace) throws(CameraError) {
         let target = try target(given, existing: existing)
-        let path = PathText.absolute(given)
+        let path = target.named
         let dir = PathText.directory(of: target.path)
         var template = Array((dir + "/." + PathText.lastComponent(of: target.path) + ".XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
