@@ -31,7 +31,6 @@ final class Collector: @unchecked Sendable {
     }
 }
 
-
 private func device(_ match: (DeviceDescriptor) -> Bool) -> DeviceDescriptor? {
     (try? V4L2Backend().devices())?.first(where: match)
 }
@@ -93,6 +92,35 @@ struct V4L2DeviceTests {
                 #expect(quick == listed, "\(d.id) \(r): quick \(String(describing: quick)), from the list \(String(describing: listed))")
             }
         }
+    }
+
+    /// Opening a camera by its ID opens its node once: the node discovery opened to describe
+    /// the device is the one the bind streams, and only the descriptor `device(id:)` returns
+    /// holds it (a second bind, or a listing, opens its own). Would catch the node closed after
+    /// its description and opened again (a close and an open on the way to the first frame; on
+    /// a webcam its status transfer stopped and started), or a listing that kept every node open.
+    @Test func aCameraOpenedByItsIDStreamsTheNodeItsDescriptionOpened() throws {
+        let fds0 = openFDs()
+        let listed = try #require(device { $0.details["error"] == nil && $0.details["pipeline"] == nil })
+        #expect(openFDs() == fds0, "a listing left nodes open")
+        let backend = V4L2Backend()
+        let d = try backend.device(id: listed.id)
+        #expect(openFDs() == fds0 + 1, "device(id:) holds its node open for the bind")
+        let c = Collector()
+        let b = try backend.bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: c.sink)
+        #expect(openFDs() == fds0 + 2, "the bind opened the node again (one node, one eventfd expected)")
+        #expect(c.wait(frames: 2))
+        b.close()
+        #expect(openFDs() == fds0, "descriptors left open after close")
+        // Taken once: a second bind of the same descriptor opens its own node and streams.
+        let again = Collector()
+        let b2 = try backend.bindStreaming(BindRequest(device: d, lens: d.lenses[0], stream: .init()), sink: again.sink)
+        #expect(again.wait(frames: 2))
+        b2.close()
+        #expect(openFDs() == fds0)
+        // Never bound: the node closes with the descriptor.
+        do { _ = try backend.device(id: listed.id) }
+        #expect(openFDs() == fds0, "an unbound descriptor's node outlived it")
     }
 
     @Test func everyDeviceStreamsAndReleasesCleanly() throws {

@@ -28,8 +28,8 @@ package enum V4L2Discovery {
 
     /// The capture nodes that can carry the device `id`, found without opening any node: a USB
     /// ID (`usb-...-video-index<N>`) is matched against its by-id link's node, else each node's sysfs name, a
-    /// `<bus_info>/<node>[#input=N]` ID names its node. Empty for any other ID (a udev link name
-    /// that is neither): the caller discovers every node then. A node matched by its USB ID comes
+    /// `<bus_info>/<node>[#input=N]` ID names its node, a udev link's name the node it points
+    /// at. Empty for any other ID: the caller discovers every node then. A node matched by its USB ID comes
     /// with the USB facts read to match it, which describing the node needs again.
     static func candidateNodes(forID id: String, sysfs: String = "/sys/class/video4linux", dev: String = "/dev") -> [(node: String, usb: USBIdentity?)] {
         if id.hasPrefix("usb-") {
@@ -46,7 +46,17 @@ package enum V4L2Discovery {
             }
         }
         let base = id.split(separator: "#", maxSplits: 1).first.map(String.init) ?? id
-        guard let slash = base.lastIndex(of: "/") else { return [] }
+        guard let slash = base.lastIndex(of: "/") else {
+            // A udev link's name (a platform camera's by-path link): the node it points at, which
+            // describing checks (the ID is made from the links again).
+            for dir in ["by-path", "by-id"] {
+                if let target = linkTarget("\(dev)/v4l/\(dir)/\(base)"), let end = target.lastIndex(of: "/") {
+                    let node = String(target[target.index(after: end)...])
+                    if node.hasPrefix("video"), Int(node.dropFirst(5)) != nil { return [(node, nil)] }
+                }
+            }
+            return []
+        }
         let node = String(base[base.index(after: slash)...])
         guard node.hasPrefix("video"), Int(node.dropFirst(5)) != nil else { return [] }
         return [(node, nil)]
@@ -295,9 +305,11 @@ package enum V4L2Discovery {
     /// several, else one. `onlyInput` describes that input alone (an ID naming it is being
     /// opened: selecting and querying the others would only delay its first frame).
     /// `usb`: the node's USB facts when the caller has read them (finding a node by its USB ID
-    /// does), else read here.
+    /// does), else read here. `handOff`: the descriptors carry the node, left open for their
+    /// bind (`OpenedNode`), for a device being opened; else it is closed here.
     static func describeNode(
-        path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil, usb known: USBIdentity? = nil
+        path: String, name: String, graphs: [MediaGraph], backend: String, onlyInput: UInt32? = nil, usb known: USBIdentity? = nil,
+        handOff: Bool = false
     ) -> [DeviceDescriptor] {
         let fd: DeviceFD
         do {
@@ -311,10 +323,12 @@ package enum V4L2Discovery {
                 lenses: DeviceDescriptor.singleLens(facing: .external), formats: [],
                 details: [Key.node: path, Key.error: error.cameraError(device: path).description])]
         }
-        defer { fd.close() }
+        var opened: OpenedNode?
+        defer { if opened == nil { fd.close() } }
         guard let caps = try? queryCapabilities(fd), caps.isVideoCapture, caps.isSinglePlanar else { return [] }
         var st = stat()
         guard fstat(fd.raw, &st) == 0 else { return [] }
+        if handOff { opened = OpenedNode(fd, deviceNumber: UInt64(st.st_rdev)) }
         let major = camhal_major(UInt64(st.st_rdev)), minor = camhal_minor(UInt64(st.st_rdev))
         let usb = known ?? usbIdentity(nodeName: name)
         let baseID = stableID(nodePath: path, nodeName: name, busInfo: caps.bus, usb: usb)
@@ -395,7 +409,7 @@ package enum V4L2Discovery {
                     listFormats(path: path, input: index, mbusCodes: pipeline?.outputCodes)
                 })
             // The bind maps these same controls: it reuses them instead of asking again.
-            descriptor.backendContext = BackendContext(controls)
+            descriptor.backendContext = BackendContext(DescribedNode(controls: controls, opened: opened))
             result.append(descriptor)
         }
         return result

@@ -17,10 +17,15 @@ struct NodePresence: Sendable {
     init(fd: DeviceFD, sysfsRoot: String = "/sys/dev/char") {
         var st = stat()
         if fstat(fd.raw, &st) == 0 {
-            sysfsEntry = "\(sysfsRoot)/\(camhal_major(UInt64(st.st_rdev))):\(camhal_minor(UInt64(st.st_rdev)))"
+            self.init(deviceNumber: UInt64(st.st_rdev), sysfsRoot: sysfsRoot)
         } else {
-            sysfsEntry = nil
+            self.init(sysfsEntry: nil)
         }
+    }
+
+    /// The presence of the node with device number `deviceNumber` (`st_rdev`), read while it existed.
+    init(deviceNumber: UInt64, sysfsRoot: String = "/sys/dev/char") {
+        sysfsEntry = "\(sysfsRoot)/\(camhal_major(deviceNumber)):\(camhal_minor(deviceNumber))"
     }
 
     init(sysfsEntry: String?) { self.sysfsEntry = sysfsEntry }

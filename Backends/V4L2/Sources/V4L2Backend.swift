@@ -52,7 +52,9 @@ public final class V4L2Backend: CameraBackend, Sendable {
     /// is opened and described (`V4L2Discovery.candidateNodes`), not every node there is, so
     /// opening a known camera pays for that camera alone (less time to first frame). An ID
     /// that names no node, or a node that does not carry it, goes through full discovery, which
-    /// also gives the `unknownDevice` answer.
+    /// also gives the `unknownDevice` answer. The descriptor returned holds the node open for its
+    /// first bind, which streams it without opening it again (`OpenedNode`); the node closes when
+    /// that bind closes, or with the descriptor's last copy when none binds it.
     public func device(id: String) throws(CameraError) -> DeviceDescriptor {
         let candidates = V4L2Discovery.candidateNodes(forID: id, dev: devDirectory)
         // A USB ID is made of the camera's own USB facts (vendor, model, serial, interface
@@ -63,11 +65,14 @@ public final class V4L2Backend: CameraBackend, Sendable {
         // and only the graphs beside it.
         for (name, usb) in candidates {
             let graphs = MediaGraph.holding(node: name, devDirectory: devDirectory)
+            // The node stays open for this device's bind (`OpenedNode`), which follows at once
+            // when the registry opens a camera.
             let found = V4L2Discovery.describeNode(
                 path: "\(devDirectory)/\(name)", name: name, graphs: graphs, backend: identifier, onlyInput: V4L2Discovery.input(inID: id),
-                usb: usb)
+                usb: usb, handOff: true)
             guard let d = found.first(where: { $0.id == id }) else { continue }
-            known.withLock { map in for f in found { map[f.id] = f } }
+            // Kept for routing without the open node: only the descriptor handed out holds it.
+            known.withLock { map in for f in found { map[f.id] = f.withoutOpenedNode } }
             everListed.withLock { $0.formUnion(found.map(\.id)) }
             return d
         }
@@ -79,11 +84,13 @@ public final class V4L2Backend: CameraBackend, Sendable {
     /// descriptor not seen yet, or whose node has gone (a replug renumbers nodes), is looked up
     /// again. An ID no capture node has is `disconnected` when this backend listed it before (a
     /// session re-opening its unplugged webcam: S7), else `unknownDevice`.
-    func resolve(_ device: DeviceDescriptor) throws(CameraError) -> (descriptor: DeviceDescriptor, node: String) {
+    /// `openNode`: a node this backend holds open for `device` (`OpenedNode`), which is there
+    /// without asking.
+    func resolve(_ device: DeviceDescriptor, openNode: String? = nil) throws(CameraError) -> (descriptor: DeviceDescriptor, node: String) {
         guard device.backend == identifier else { throw CameraError.unknownDevice(id: device.id, backend: identifier) }
         func lookup() -> (DeviceDescriptor, String)? {
             guard let d = known.withLock({ $0[device.id] }), let node = d.details[V4L2Discovery.Key.node],
-                  access(node, F_OK) == 0 else { return nil }
+                  node == openNode || access(node, F_OK) == 0 else { return nil }
             return (d, node)
         }
         if let found = lookup() { return found }
@@ -97,8 +104,12 @@ public final class V4L2Backend: CameraBackend, Sendable {
 
     @_spi(Backend)
     public func bind(_ request: BindRequest, sink: DriverSink) throws(CameraError) -> any DriverBinding {
-        let (device, node) = try resolve(request.device)
-        return try V4L2Binding.open(device: device, node: node, request: request, sink: sink)
+        // The node `device(id:)` left open for this bind, when the descriptor handed in is the one
+        // it returned (the context is package-level: no app can forge it).
+        let handed = (request.device.backendContext.value as? DescribedNode)?.opened?.take()
+        let (device, node) = try resolve(request.device, openNode: handed?.fd.path)
+        // A node of another path is one a replug renumbered since: it is closed (`DeviceFD.deinit`).
+        return try V4L2Binding.open(device: device, node: node, request: request, sink: sink, handed: handed?.fd.path == node ? handed : nil)
     }
 
     /// Hot-plug through inotify on the device directory (D3): works without udevd and when no

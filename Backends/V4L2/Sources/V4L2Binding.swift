@@ -128,7 +128,7 @@ final class V4L2Binding: DriverBinding, Sendable {
 
     private init(
         device: DeviceDescriptor, node: String, core: StreamCore, sink: DriverSink, format: StreamFormat, bytesPerLine: Int,
-        wakeFD: Int32, lensFD: DeviceFD?, flashFD: DeviceFD?, fourCC: UInt32, field: UInt32
+        wakeFD: Int32, lensFD: DeviceFD?, flashFD: DeviceFD?, fourCC: UInt32, field: UInt32, presence: NodePresence
     ) {
         self.fourCC = fourCC
         self.field = field
@@ -143,11 +143,11 @@ final class V4L2Binding: DriverBinding, Sendable {
         self.lensFD = lensFD
         self.flashFD = flashFD
         self.zoomMethod = device.zoomMethod
-        self.presence = NodePresence(fd: core.fd)
+        self.presence = presence
         // The node's controls as discovery found them moments ago when the descriptor carries
         // them (each query is a driver round trip, on a webcam a USB control transfer, on the
         // way to the first frame), else asked again.
-        let known = device.backendContext.value as? V4L2CameraControls
+        let known = (device.backendContext.value as? DescribedNode)?.controls
         let zoomAbsolute = known.map { $0.zoom } ?? core.fd.queryControl(ControlID.zoomAbsolute)
         // Focus found on a lens sub-device says nothing of the node's own.
         let nodeFocus = known.flatMap { $0.focusOnSubdevice ? nil : $0 }
@@ -178,14 +178,21 @@ final class V4L2Binding: DriverBinding, Sendable {
     }
 
     /// Opens and configures `device`, its buffers mapped and queued (R4: EBUSY anywhere → busy at
-    /// once); `startStreaming()` starts it.
-    static func open(device: DeviceDescriptor, node: String, request: BindRequest, sink: DriverSink) throws(CameraError) -> V4L2Binding {
+    /// once); `startStreaming()` starts it. `handed`: `node` as discovery left it open for this
+    /// bind (`OpenedNode`), and its device number; else it is opened here.
+    static func open(
+        device: DeviceDescriptor, node: String, request: BindRequest, sink: DriverSink, handed: (fd: DeviceFD, deviceNumber: UInt64)? = nil
+    ) throws(CameraError) -> V4L2Binding {
         let id = device.id
         func mapped(_ e: V4L2Errno, _ own: DeviceFD? = nil) -> CameraError {
             e.cameraError(device: "\(id) (\(node))", node: node, descriptor: own?.raw)
         }
         let fd: DeviceFD
-        do { fd = try DeviceFD(path: node) } catch { throw mapped(error) }
+        if let handed {
+            fd = handed.fd
+        } else {
+            do { fd = try DeviceFD(path: node) } catch { throw mapped(error) }
+        }
         // From here on `fd` closes when this function throws (DeviceFD.deinit).
         do {
             if let input = device.details[V4L2Discovery.Key.input].flatMap(UInt32.init) {
@@ -282,7 +289,8 @@ final class V4L2Binding: DriverBinding, Sendable {
             pixelFormat: PixelFormat(rawValue: pix.pixelformat), width: Int(pix.width), height: Int(pix.height), frameRate: rate)
         return V4L2Binding(
             device: device, node: node, core: core, sink: sink, format: format, bytesPerLine: Int(pix.bytesperline),
-            wakeFD: wake, lensFD: lens, flashFD: flash, fourCC: pix.pixelformat, field: pix.field)
+            wakeFD: wake, lensFD: lens, flashFD: flash, fourCC: pix.pixelformat, field: pix.field,
+            presence: handed.map { NodePresence(deviceNumber: $0.deviceNumber) } ?? NodePresence(fd: fd))
     }
 
     /// VIDIOC_STREAMON with every buffer queued, then the streaming thread. Called once, after
