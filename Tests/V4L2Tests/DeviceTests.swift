@@ -1,5 +1,6 @@
 @_spi(Backend) import CamHAL
 @testable import CamHALV4L2
+import CV4L2
 import Foundation
 import Glibc
 import CamHALTestSupport
@@ -29,6 +30,30 @@ final class Collector: @unchecked Sendable {
         while sequences.count < n { if !lock.wait(until: deadline) { return false } }
         return true
     }
+}
+
+/// Where asking the driver for the fastest rate (`V4L2Formats.setFastestRate`, one S_PARM, what
+/// the bind does when no rate is asked for) gives another rate than the first of those listed
+/// for that size (what the bind chose from the list before): one line per format and size of
+/// `formats` that lists rates, set on `fd` with S_FMT first. Empty when they all agree.
+func fastestRateDisagreements(_ fd: DeviceFD, _ formats: [FormatDescription]) -> [String] {
+    var out: [String] = []
+    for f in formats {
+        guard let listed = f.frameRates.first else { continue }
+        var set = v4l2_format()
+        set.type = V4L2Formats.captureType
+        set.fmt.pix.pixelformat = f.pixelFormat.rawValue
+        set.fmt.pix.width = UInt32(f.size.width)
+        set.fmt.pix.height = UInt32(f.size.height)
+        set.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &set, "VIDIOC_S_FMT")) != nil else {
+            out.append("\(f.pixelFormat) \(f.size): S_FMT refused")
+            continue
+        }
+        let asked = V4L2Formats.setFastestRate(fd)
+        if abs(asked - listed) > 0.01 { out.append("\(f.pixelFormat) \(f.size): the driver set \(asked) fps, the list starts with \(listed)") }
+    }
+    return out
 }
 
 private func device(_ match: (DeviceDescriptor) -> Bool) -> DeviceDescriptor? {
@@ -92,6 +117,25 @@ struct V4L2DeviceTests {
                 #expect(quick == listed, "\(d.id) \(r): quick \(String(describing: quick)), from the list \(String(describing: listed))")
             }
         }
+    }
+
+    /// A bind with no rate asked for streams at the fastest rate the size has, set with one
+    /// S_PARM instead of listing the rates first: for every listed format and size of every
+    /// device that lists rates, the driver's answer equals the list's fastest. Would catch a
+    /// driver whose S_PARM does not pick the nearest interval (it would stream slower than the
+    /// list's fastest), or a request of 1,000 fps it refuses instead of clamping.
+    @Test func theFastestRateAskedOfTheDriverIsTheListsFastest() throws {
+        var checked = 0
+        for d in try V4L2Backend().devices() where d.details["error"] == nil && d.details["pipeline"] == nil {
+            let fd = try DeviceFD(path: try #require(d.details["node"]))
+            defer { fd.close() }
+            if let input = d.details["input"].flatMap(UInt32.init) { try V4L2Discovery.selectInput(fd, input) }
+            let formats = V4L2Formats.describe(fd, mbusCodes: nil)
+            checked += formats.filter { !$0.frameRates.isEmpty }.count
+            let disagreements = fastestRateDisagreements(fd, formats)
+            #expect(disagreements.isEmpty, "\(d.id): \(disagreements.prefix(5))")
+        }
+        #expect(checked > 0, "no device lists a frame rate: nothing was compared")
     }
 
     /// Opening a camera by its ID opens its node once: the node discovery opened to describe

@@ -168,6 +168,20 @@ struct V4L2WebcamTests {
         }
     }
 
+    /// The fastest rate asked of uvcvideo with one S_PARM (a bind with no rate asked for) is
+    /// the first the list gives, for every size of every emulated webcam. Would catch a webcam
+    /// whose intervals uvcvideo's nearest-interval search does not walk to the shortest (it
+    /// would stream at a slower rate than the list offers).
+    @Test func theFastestRateAskedOfUVCIsTheListsFastest() throws {
+        for cam in webcams() {
+            let d = try #require(cam.device, "\(cam.serial): no uvcvideo device listed")
+            let fd = try DeviceFD(path: try #require(d.details["node"]))
+            defer { fd.close() }
+            let disagreements = fastestRateDisagreements(fd, d.formats)
+            #expect(disagreements.isEmpty, "\(cam.serial): \(disagreements.prefix(5))")
+        }
+    }
+
     /// An offered size streams exactly (the device itself says so: the emulator's status names
     /// the committed format), one that is not offered streams the nearest with the binding
     /// warning naming both. On the C270 profile where present: MJPG 1280x720 once became 1184x656.
@@ -232,9 +246,11 @@ struct V4L2WebcamTests {
 
     /// What an app's open of the C920 by its ID asks of the system before the first frame:
     /// `camhal-bench-v4l2` (CamHAL and its V4L2 backend, as an app links them) under `strace -f`,
-    /// counted from the first device node opened to the first frame dequeued. Measured: 60
-    /// `ioctl`s and 4 `openat`/`readlink`/`read` calls (`v4l2-ctl -d /dev/videoN`, told the
-    /// node: 48 ioctls). Would catch the bind querying again the controls discovery has already
+    /// counted from the first device node opened to the first frame dequeued. Measured: 52
+    /// `ioctl`s and 3 `openat`/`readlink`/`read` calls (`v4l2-ctl -d /dev/videoN`, told the
+    /// node: 48 ioctls). Would catch the node closed after discovery described it and opened
+    /// again for the bind (+1 file call), the fastest rate found by listing every rate of the
+    /// size (+8 ioctls on the C920's 640x360), the bind querying again the controls discovery has already
     /// read (+20 ioctls), the USB ID found by reading every node's USB ancestry instead of its
     /// `/dev/v4l/by-id` link (dozens of reads), the node's USB facts read again to describe it
     /// after they were read to find it (+23 file calls), a focus or exposure apply asking again
@@ -255,8 +271,8 @@ struct V4L2WebcamTests {
         let counts = try #require(Compare.openToFirstFrame(straceLog: try String(contentsOfFile: log, encoding: .utf8)),
                                   "no device open followed by a dequeued frame in the strace log")
         let files = ["openat", "readlink", "read"].reduce(0) { $0 + counts[$1, default: 0] }
-        #expect(counts["ioctl", default: 0] <= 63, "ioctls from open to the first frame: \(counts)")
-        #expect(files <= 4, "openat/readlink/read from open to the first frame: \(counts)")
+        #expect(counts["ioctl", default: 0] <= 55, "ioctls from open to the first frame: \(counts)")
+        #expect(files <= 3, "openat/readlink/read from open to the first frame: \(counts)")
         print("open to first frame on the c920: ioctl \(counts["ioctl", default: 0]), openat/readlink/read \(files)")
     }
 

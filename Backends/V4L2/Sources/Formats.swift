@@ -133,6 +133,19 @@ enum V4L2Formats {
         return rate(p.parm.capture.timeperframe) ?? 0
     }
 
+    /// Sets the fastest frame rate the driver offers for the format set, with one VIDIOC_S_PARM
+    /// asking for 1,000 frames a second: a driver answers the nearest interval it has (the V4L2
+    /// rule for S_PARM), the shortest. The rate the listed rates start with (`listedRates`),
+    /// without listing them: a webcam lists five to eight rates per size, each a driver call on
+    /// the way to the first frame. The rate set, or 0 when the driver refuses.
+    static func setFastestRate(_ fd: DeviceFD) -> Double {
+        var p = v4l2_streamparm()
+        p.type = captureType
+        p.parm.capture.timeperframe = v4l2_fract(numerator: 1, denominator: 1000)
+        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")) != nil else { return 0 }
+        return rate(p.parm.capture.timeperframe) ?? 0
+    }
+
     /// Every format of the node's current input. `mbusCodes` restricts a media-controller node
     /// to what its upstream pipeline can produce.
     static func describe(_ fd: DeviceFD, mbusCodes: [UInt32]? = nil) -> [FormatDescription] {
@@ -189,7 +202,9 @@ enum V4L2Formats {
     /// a size asked for that the driver takes exactly is streamed either way, and when the pixel
     /// format chosen turns out to have no size (so the full list would not contain it), nil: the
     /// caller falls back to the full list.
-    static func quickChoice(_ fd: DeviceFD, request: StreamRequest) -> FormatDescription? {
+    /// `listingRates` false: the rates are left out (`frameRates` empty), for a caller that sets
+    /// the fastest without them (`setFastestRate`).
+    static func quickChoice(_ fd: DeviceFD, request: StreamRequest, listingRates: Bool = true) -> FormatDescription? {
         // A pixel format the request names is the one `choose` picks once it is listed: the
         // listing stops there (vivid lists 83, YUYV first) instead of asking for every one.
         let want = request.pixelFormat?.rawValue
@@ -215,7 +230,7 @@ enum V4L2Formats {
             size = chosen
         }
         return FormatDescription(pixelFormat: pixel, size: size,
-                                 frameRates: listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur))
+                                 frameRates: listingRates ? listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur) : [])
     }
 
     /// Whether `current` (G_FMT's answer) is `pixfmt` at `size`, progressive: a format the driver

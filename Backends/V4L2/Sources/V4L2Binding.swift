@@ -203,8 +203,10 @@ final class V4L2Binding: DriverBinding, Sendable {
         // one format the request picks (`quickChoice`, the same answer as the list), so the first
         // frame never waits for every size and rate to be enumerated. A media-controller
         // pipeline (vimc) lists what its upstream pads produce: the list, as before.
+        // No rate asked for: the fastest, set below without listing the rates.
+        let fastestUnlisted = request.stream.frameRate == nil
         let quick = device.formatsIfLoaded == nil && device.details[V4L2Discovery.Key.pipeline] == nil
-            ? V4L2Formats.quickChoice(fd, request: request.stream) : nil
+            ? V4L2Formats.quickChoice(fd, request: request.stream, listingRates: !fastestUnlisted) : nil
         guard let chosen = quick ?? request.stream.choose(from: device.formats) else {
             throw CameraError.configurationFailed("\(id): no format offered matches \(request.stream) (device lists \(device.formats.count) formats)")
         }
@@ -236,10 +238,16 @@ final class V4L2Binding: DriverBinding, Sendable {
         } catch { throw mapped(error, fd) }
         let pix = f.fmt.pix
 
-        // Frame rate: the requested one if offered (closest), else the fastest.
+        // Frame rate: the requested one if offered (closest), else the fastest: asked of the
+        // driver at once when the rates were not listed, else (or when it refuses) from the list.
         var rate = 0.0
-        if let target = request.stream.frameRate ?? chosen.frameRates.first,
-           let pick = chosen.frameRates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target),
+        var rates = chosen.frameRates
+        if quick != nil, fastestUnlisted {
+            rate = V4L2Formats.setFastestRate(fd)
+            if rate == 0 { rates = V4L2Formats.listedRates(fd, pixelFormat: pixfmt, size: size, current: nil) }
+        }
+        if rate == 0, let target = request.stream.frameRate ?? rates.first,
+           let pick = rates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target),
            pick.isFinite, pick > 0.001, pick < 1_000_000  // any request: no trap converting to the fraction
         {
             var p = v4l2_streamparm()
@@ -251,7 +259,7 @@ final class V4L2Binding: DriverBinding, Sendable {
             }
         }
         if rate == 0 { rate = V4L2Formats.currentRate(fd) }
-        if rate == 0 { rate = chosen.frameRates.first ?? 0 }
+        if rate == 0 { rate = rates.first ?? 0 }
 
         let core = StreamCore(fd: fd)
         do throws(V4L2Errno) {
