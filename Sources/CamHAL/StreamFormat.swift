@@ -40,6 +40,10 @@ public struct StreamRequest: Sendable, Hashable, Codable {
     /// The default: a moderate size (640x480 class) so every device streams at a useful rate.
     public static let `default` = StreamRequest()
 
+    /// The pixel formats `choose(from:)` prefers when none is requested or the one requested
+    /// is not offered, best first.
+    package static let preferredPixelFormats: [PixelFormat] = [.yuyv, .nv12, .i420, .bgr24, .rgb24, .bgra, .rgba, .uyvy, .gray8, .mjpeg]
+
     /// Picks the best match for this request among `formats`: the requested pixel format if offered
     /// (else the first raw format preferring YUYV/NV12), the requested size when offered, else the
     /// offered size closest in area (then in aspect ratio) to it (default 640x480). Any width,
@@ -48,11 +52,10 @@ public struct StreamRequest: Sendable, Hashable, Codable {
     /// the session streams the nearest and says so (`fallbackWarning(streaming:)`).
     public func choose(from formats: [FormatDescription]) -> FormatDescription? {
         guard !formats.isEmpty else { return nil }
-        let preferred: [PixelFormat] = [.yuyv, .nv12, .i420, .bgr24, .rgb24, .bgra, .rgba, .uyvy, .gray8, .mjpeg]
         let pixel: PixelFormat
         if let want = pixelFormat, formats.contains(where: { $0.pixelFormat == want }) {
             pixel = want
-        } else if let p = preferred.first(where: { p in formats.contains { $0.pixelFormat == p } }) {
+        } else if let p = Self.preferredPixelFormats.first(where: { p in formats.contains { $0.pixelFormat == p } }) {
             pixel = p
         } else {
             pixel = formats[0].pixelFormat

@@ -233,6 +233,33 @@ enum V4L2Formats {
                                  frameRates: listingRates ? listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur) : [])
     }
 
+    /// `request.choose(from:)` over the formats a media pipeline gives its capture node (what
+    /// `describe(fd, mbusCodes: pipeline.outputCodes)` lists), without trying every code the
+    /// pipeline might produce: the pixel formats are tried in `choose`'s order, each through
+    /// `outputs` (the first code that gives it, found out once), then the sizes of the one
+    /// chosen. When none of those is produced, `choose` takes the list's first format: the first
+    /// pixel format with a size, in the list's order (`Outputs.firstListed`). Nil when the
+    /// pipeline produces nothing with a size (the list is empty).
+    static func quickChoice(_ outputs: inout MediaPipeline.Outputs, request: StreamRequest, listingRates: Bool = true) -> FormatDescription? {
+        let fd = outputs.capture
+        let cur = try? current(fd)
+        // A pixel format without a size is not in the list: `choose` goes on to the next.
+        func sizes(_ p: UInt32) -> [Size]? {
+            let s = listedSizes(fd, pixelFormat: p, current: cur)
+            return s.isEmpty ? nil : s
+        }
+        let order = (request.pixelFormat.map { [$0] } ?? []) + StreamRequest.preferredPixelFormats
+        var found: (pixel: UInt32, sizes: [Size])?
+        for pixel in order where outputs.code(giving: pixel.rawValue) != nil {
+            if let s = sizes(pixel.rawValue) { found = (pixel.rawValue, s); break }
+        }
+        guard let (pixel, listed) = found ?? outputs.firstListed(where: sizes) else { return nil }
+        let format = PixelFormat(rawValue: pixel)
+        guard let size = request.choose(from: listed.map { FormatDescription(pixelFormat: format, size: $0, frameRates: []) })?.size else { return nil }
+        return FormatDescription(pixelFormat: format, size: size,
+                                 frameRates: listingRates ? listedRates(fd, pixelFormat: pixel, size: size, current: cur) : [])
+    }
+
     /// Whether `current` (G_FMT's answer) is `pixfmt` at `size`, progressive: a format the driver
     /// holds is one it takes as it is, so `exactlyAccepted` need not ask. An app that opens its
     /// camera again with the same request finds it so; on a UVC webcam the TRY_FMT saved is a

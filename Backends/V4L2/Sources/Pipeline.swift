@@ -47,24 +47,20 @@ struct MediaPipeline: Sendable {
         return listedCodes.filter { produces($0, sensorCodes: candidates) }
     }
 
-    /// One of `outputCodes` that `wanted` accepts, found with a trial configuration of only the
-    /// codes `wanted` accepts (a bind needs one code: on vimc each trial is dozens of sub-device
-    /// calls, and trying every code the scaler lists was about 5,000 of them on the way to the
-    /// first frame). The code the path gives by itself is tried first: vimc's scaler lists 12
-    /// codes but passes on only the debayer's RGB, and a capture node that ignores ENUM_FMT's
-    /// mbus filter accepts them all.
-    func firstOutputCode(where wanted: (UInt32) -> Bool) -> UInt32? {
-        let candidates = sensorCandidates()
-        var codes = listedCodes
-        if let own = naturalCode(sensorCodes: candidates), let i = codes.firstIndex(of: own) {
-            codes.insert(codes.remove(at: i), at: 0)
-        }
-        return codes.first { wanted($0) && produces($0, sensorCodes: candidates) }
+    /// The pipeline feeding the capture node open as `fd`, from the media graph at `mediaPath`
+    /// (loaded again: the graph discovery read may be stale); nil when none feeds it.
+    static func feeding(_ fd: DeviceFD, mediaPath: String) throws(V4L2Errno) -> MediaPipeline? {
+        var st = stat()
+        guard fstat(fd.raw, &st) == 0 else { throw V4L2Errno(errno, "fstat \(fd.path)") }
+        let graph = try MediaGraph.load(path: mediaPath)
+        guard case let (_, _, pipeline?)? = find(major: camhal_major(UInt64(st.st_rdev)), minor: camhal_minor(UInt64(st.st_rdev)), graphs: [graph])
+        else { return nil }
+        return pipeline
     }
 
     /// What the path outputs when each stage after the sensor is asked to pass on what it
     /// receives, from the first of `sensorCodes` (TRY formats only: no effect on the device).
-    private func naturalCode(sensorCodes: [UInt32]) -> UInt32? {
+    fileprivate func naturalCode(sensorCodes: [UInt32]) -> UInt32? {
         guard stages.count > 1, let first = sensorCodes.first else { return nil }
         return try? pass(openStages(), sensorCode: first, lastCode: nil, width: 640, height: 480, trying: true)?.code
     }
@@ -106,7 +102,7 @@ struct MediaPipeline: Sendable {
     }
 
     /// Codes the last stage lists that every other sub-device its source pad feeds accepts.
-    private var listedCodes: [UInt32] {
+    fileprivate var listedCodes: [UInt32] {
         guard let last = stages.last else { return [] }
         var codes = Self.mbusCodes(node: last.node, pad: last.sourcePad)
         for c in graph.consumers(of: last.entity, pad: last.sourcePad) where !graph.isVideoNode(c.entity) {
@@ -119,7 +115,7 @@ struct MediaPipeline: Sendable {
 
     /// A multi-stage path may not convert every code its last stage lists (vimc's scaler passes
     /// on what the debayer gives): whether a trial configuration really produces `code`.
-    private func produces(_ code: UInt32, sensorCodes: [UInt32]) -> Bool {
+    fileprivate func produces(_ code: UInt32, sensorCodes: [UInt32]) -> Bool {
         stages.count == 1 || (try? configure(code: code, width: 640, height: 480, trying: true, sensorCodes: sensorCodes)) != nil
     }
 
@@ -209,5 +205,82 @@ struct MediaPipeline: Sendable {
             }
         }
         throw lastError ?? V4L2Errno(EINVAL, "configuring media pipeline \(summary) for code 0x\(String(code, radix: 16))")
+    }
+}
+
+extension MediaPipeline {
+    /// The codes a bind may ask of the path for a capture node's pixel format, each found out at
+    /// most once: the pixel formats the capture node maps a code to (one listing per code), and
+    /// whether a trial configuration really produces the code (dozens of sub-device calls on
+    /// vimc). A bind needs one pixel format and one code: finding every code the path produces
+    /// first (`outputCodes`, what the descriptor's format list needs) was about 1,400 sub-device
+    /// calls on vimc on the way to the first frame.
+    ///
+    /// Codes are tried in the order the last stage lists them, the one the path gives by itself
+    /// first: vimc's scaler lists 12 codes but passes on only the debayer's RGB, and a capture
+    /// node that ignores ENUM_FMT's mbus filter accepts them all.
+    struct Outputs {
+        let pipeline: MediaPipeline
+        /// The capture node the path feeds.
+        let capture: DeviceFD
+        /// The codes the last stage lists, in its order, and in the order they are tried.
+        private let listed: [UInt32], codes: [UInt32]
+        private let sensorCodes: [UInt32]
+        private var produced: [UInt32: Bool] = [:]
+        private var pixelFormats: [UInt32: [UInt32]] = [:]
+
+        init(_ pipeline: MediaPipeline, capture: DeviceFD) {
+            self.pipeline = pipeline
+            self.capture = capture
+            sensorCodes = pipeline.sensorCandidates()
+            listed = pipeline.listedCodes
+            var codes = listed
+            if let own = pipeline.naturalCode(sensorCodes: sensorCodes), let i = codes.firstIndex(of: own) {
+                codes.insert(codes.remove(at: i), at: 0)
+            }
+            self.codes = codes
+        }
+
+        /// The first code that the capture node maps to `pixelFormat` and the path produces;
+        /// nil when none does.
+        mutating func code(giving pixelFormat: UInt32) -> UInt32? {
+            for code in codes where formats(of: code).contains(pixelFormat) && produces(code) { return code }
+            return nil
+        }
+
+        /// The first pixel format, in the order the descriptor's list has them (the codes the
+        /// path produces in the last stage's order, each code's pixel formats in the capture
+        /// node's order), for which `accept` gives a value, and that value.
+        mutating func firstListed<T>(where accept: (UInt32) -> T?) -> (UInt32, T)? {
+            var seen: [UInt32] = []
+            for code in listed where produces(code) {
+                for p in formats(of: code) where !seen.contains(p) {
+                    seen.append(p)
+                    if let value = accept(p) { return (p, value) }
+                }
+            }
+            return nil
+        }
+
+        /// The pixel formats the capture node maps `code` to, listed once.
+        private mutating func formats(of code: UInt32) -> [UInt32] {
+            if let known = pixelFormats[code] { return known }
+            let found = V4L2Formats.pixelFormats(capture, mbusCode: code)
+            pixelFormats[code] = found
+            return found
+        }
+
+        /// `MediaPipeline.configure` with the sensor codes found already.
+        func configure(code: UInt32, width: UInt32, height: UInt32) throws(V4L2Errno) -> PadFormat {
+            try pipeline.configure(code: code, width: width, height: height, sensorCodes: sensorCodes)
+        }
+
+        /// Whether a trial configuration produces `code`, tried once.
+        private mutating func produces(_ code: UInt32) -> Bool {
+            if let known = produced[code] { return known }
+            let works = pipeline.produces(code, sensorCodes: sensorCodes)
+            produced[code] = works
+            return works
+        }
     }
 }

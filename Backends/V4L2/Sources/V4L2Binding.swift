@@ -199,19 +199,35 @@ final class V4L2Binding: DriverBinding, Sendable {
                 try V4L2Discovery.selectInput(fd, input)
             }
         } catch { throw mapped(error, fd) }
+        // A media-controller pipeline upstream (vimc): what its pads can produce, found out as
+        // the format is chosen and kept for configuring them.
+        let isPipeline = device.details[V4L2Discovery.Key.pipeline] != nil
+        var outputs: MediaPipeline.Outputs?
+        if isPipeline, let mediaPath = device.details[V4L2Discovery.Key.media] {
+            let pipeline: MediaPipeline?
+            do { pipeline = try MediaPipeline.feeding(fd, mediaPath: mediaPath) } catch { throw error.cameraError(device: "\(id) (\(mediaPath))") }
+            guard let pipeline else { throw CameraError.configurationFailed("\(id): no media pipeline upstream of \(node) in \(mediaPath)") }
+            outputs = MediaPipeline.Outputs(pipeline, capture: fd)
+        }
         // The format: from the list when it is already there, else asked of the driver for the
         // one format the request picks (`quickChoice`, the same answer as the list), so the first
-        // frame never waits for every size and rate to be enumerated. A media-controller
-        // pipeline (vimc) lists what its upstream pads produce: the list, as before.
+        // frame never waits for every size and rate to be enumerated (nor, on a pipeline, for
+        // every code its pads might produce to be tried).
         // No rate asked for: the fastest, set below without listing the rates.
         let fastestUnlisted = request.stream.frameRate == nil
-        let quick = device.formatsIfLoaded == nil && device.details[V4L2Discovery.Key.pipeline] == nil
-            ? V4L2Formats.quickChoice(fd, request: request.stream, listingRates: !fastestUnlisted) : nil
+        var quick: FormatDescription?
+        if device.formatsIfLoaded == nil {
+            if var o = outputs {
+                quick = V4L2Formats.quickChoice(&o, request: request.stream, listingRates: !fastestUnlisted)
+                outputs = o
+            } else if !isPipeline {
+                quick = V4L2Formats.quickChoice(fd, request: request.stream, listingRates: !fastestUnlisted)
+            }
+        }
         guard let chosen = quick ?? request.stream.choose(from: device.formats) else {
             throw CameraError.configurationFailed("\(id): no format offered matches \(request.stream) (device lists \(device.formats.count) formats)")
         }
         let pixfmt = chosen.pixelFormat.rawValue
-        let isPipeline = device.details[V4L2Discovery.Key.pipeline] != nil
         var size = chosen.size
         if !isPipeline, let want = request.stream.size, want != size, V4L2Formats.exactlyAccepted(fd, pixfmt: pixfmt, size: want) {
             // A stepwise/continuous device lists common sizes only; any other size it takes
@@ -219,10 +235,8 @@ final class V4L2Binding: DriverBinding, Sendable {
             size = want
         }
 
-        // A media-controller pipeline upstream (vimc): set every pad's format first.
-        if isPipeline, let mediaPath = device.details[V4L2Discovery.Key.media] {
-            try configurePipeline(fd: fd, mediaPath: mediaPath, pixfmt: pixfmt, size: size, deviceID: id, node: node)
-        }
+        // Every pad of the pipeline first.
+        if var o = outputs { try configurePipeline(&o, pixfmt: pixfmt, size: size, deviceID: id) }
 
         var f = v4l2_format()
         f.type = V4L2Formats.captureType
@@ -320,20 +334,14 @@ final class V4L2Binding: DriverBinding, Sendable {
         start()
     }
 
-    private static func configurePipeline(fd: DeviceFD, mediaPath: String, pixfmt: UInt32, size: Size, deviceID: String, node: String) throws(CameraError) {
-        var st = stat()
-        guard fstat(fd.raw, &st) == 0 else { throw CameraError.disconnected(device: deviceID) }
-        let graph: MediaGraph
-        do { graph = try MediaGraph.load(path: mediaPath) } catch { throw error.cameraError(device: "\(deviceID) (\(mediaPath))") }
-        guard case let (_, _, pipeline?)? = MediaPipeline.find(major: camhal_major(UInt64(st.st_rdev)), minor: camhal_minor(UInt64(st.st_rdev)), graphs: [graph]) else {
-            throw CameraError.configurationFailed("\(deviceID): no media pipeline upstream of \(node) in \(mediaPath)")
-        }
-        guard let code = pipeline.firstOutputCode(where: { V4L2Formats.pixelFormats(fd, mbusCode: $0).contains(pixfmt) }) else {
+    private static func configurePipeline(_ outputs: inout MediaPipeline.Outputs, pixfmt: UInt32, size: Size, deviceID: String) throws(CameraError) {
+        let pipeline = outputs.pipeline
+        guard let code = outputs.code(giving: pixfmt) else {
             throw CameraError.configurationFailed(
                 "\(deviceID): pipeline \(pipeline.summary) cannot produce \(PixelFormat(rawValue: pixfmt))")
         }
         do throws(V4L2Errno) {
-            let out = try pipeline.configure(code: code, width: UInt32(size.width), height: UInt32(size.height))
+            let out = try outputs.configure(code: code, width: UInt32(size.width), height: UInt32(size.height))
             guard out.width == UInt32(size.width), out.height == UInt32(size.height) else {
                 throw V4L2Errno(EINVAL, "pipeline \(pipeline.summary) gives \(out.width)x\(out.height), not \(size)")
             }
