@@ -139,9 +139,15 @@ enum V4L2Formats {
     /// without listing them: a webcam lists five to eight rates per size, each a driver call on
     /// the way to the first frame. The rate set, or 0 when the driver refuses.
     static func setFastestRate(_ fd: DeviceFD) -> Double {
+        setRate(fd, interval: v4l2_fract(numerator: 1, denominator: 1000))
+    }
+
+    /// Asks the driver for the frame interval `interval` (VIDIOC_S_PARM), which answers the
+    /// interval it set, as G_PARM would. The rate set, or 0 when the driver refuses.
+    static func setRate(_ fd: DeviceFD, interval: v4l2_fract) -> Double {
         var p = v4l2_streamparm()
         p.type = captureType
-        p.parm.capture.timeperframe = v4l2_fract(numerator: 1, denominator: 1000)
+        p.parm.capture.timeperframe = interval
         guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")) != nil else { return 0 }
         return rate(p.parm.capture.timeperframe) ?? 0
     }

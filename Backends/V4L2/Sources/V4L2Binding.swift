@@ -264,13 +264,7 @@ final class V4L2Binding: DriverBinding, Sendable {
            let pick = rates.min(by: { abs($0 - target) < abs($1 - target) }) ?? Optional(target),
            pick.isFinite, pick > 0.001, pick < 1_000_000  // any request: no trap converting to the fraction
         {
-            var p = v4l2_streamparm()
-            p.type = V4L2Formats.captureType
-            p.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((pick * 1000).rounded()))
-            // S_PARM answers the interval the driver set, as G_PARM would.
-            if (try? fd.ioctl(UInt(CAMHAL_VIDIOC_S_PARM), &p, "VIDIOC_S_PARM")) != nil {
-                rate = V4L2Formats.rate(p.parm.capture.timeperframe) ?? 0
-            }
+            rate = V4L2Formats.setRate(fd, interval: v4l2_fract(numerator: 1000, denominator: UInt32((pick * 1000).rounded())))
         }
         if rate == 0 { rate = V4L2Formats.currentRate(fd) }
         if rate == 0 { rate = rates.first ?? 0 }
