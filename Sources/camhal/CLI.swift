@@ -212,5 +212,5 @@ extension CLI {
 
 /// Writes a line to standard output at once (unbuffered), for progress and event lines.
 func printNow(_ s: String) {
-    writeAll(1, Array((s + "\n").utf8))
+    StandardOutput.write(Array((s + "\n").utf8))
 }

@@ -121,7 +121,7 @@ enum CaptureCommand {
             if let path {
                 try OutputPath.write(photo.data, to: path, a)
             } else {
-                writeAll(1, photo.data)
+                try StandardOutput.writeResult(photo.data)
             }
             let ms = Seconds.of(ContinuousClock.now - started) * 1000
             let line = "wrote \(path == nil ? "standard output" : output): \(photo.width)x\(photo.height) JPEG, \(photo.data.count) bytes, "

@@ -37,4 +37,4 @@ Task.detached {
     done.signal()
 }
 done.wait()
-exit(status.value)
+exit(StandardOutput.exitStatus(status.value))

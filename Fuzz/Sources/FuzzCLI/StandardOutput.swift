@@ -1,0 +1,1 @@
+../../../Sources/camhal/StandardOutput.swift
