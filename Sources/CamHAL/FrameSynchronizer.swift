@@ -253,18 +253,22 @@ public struct FrameSynchronizer<Item: Sendable>: Sendable {
 extension FrameSynchronizer where Item == Frame {
     /// Sets of frames from `streams` (one per camera, e.g. each session's `frames()`; the first is
     /// the reference) built as `FrameSynchronizer` describes, as they complete; `onStatistics`
-    /// gets the counts after every frame. The sequence ends when every stream has ended.
+    /// gets the counts after every frame. The sequence ends when every stream has ended, and
+    /// throws the first error a stream throws (a camera unplugged, its session failed: what its
+    /// `FrameStream` ends with), after the sets completed before it, without waiting for the
+    /// others: with one camera gone no set can complete, so a loop over the sets learns why they
+    /// stopped instead of ending as if the cameras had been stopped.
     public static func sets<S: AsyncSequence & Sendable>(
         of streams: [S], tolerance: Duration, maximumBacklog: Int = 8,
         onStatistics: (@Sendable (Statistics) -> Void)? = nil
-    ) -> AsyncStream<SynchronizedSet<Frame>> where S.Element == Frame {
-        let (output, continuation) = AsyncStream<SynchronizedSet<Frame>>.makeStream(bufferingPolicy: .bufferingNewest(16))
+    ) -> AsyncThrowingStream<SynchronizedSet<Frame>, any Error> where S.Element == Frame {
+        let (output, continuation) = AsyncThrowingStream<SynchronizedSet<Frame>, any Error>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let state = SynchronizerBox(FrameSynchronizer<Frame>(streams: streams.count, tolerance: tolerance, maximumBacklog: maximumBacklog))
         let task = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for (index, stream) in streams.enumerated() {
-                    group.addTask {
-                        do {
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, stream) in streams.enumerated() {
+                        group.addTask {
                             for try await frame in stream {
                                 let (sets, stats) = state.mutex.withLock { s in
                                     (s.add(frame, timestamp: frame.metadata.timestamp, stream: index), s.statistics)
@@ -272,11 +276,18 @@ extension FrameSynchronizer where Item == Frame {
                                 for set in sets { continuation.yield(set) }
                                 onStatistics?(stats)
                             }
-                        } catch {}
-                        let sets = state.mutex.withLock { s in s.finish(stream: index) }
-                        for set in sets { continuation.yield(set) }
+                            let sets = state.mutex.withLock { s in s.finish(stream: index) }
+                            for set in sets { continuation.yield(set) }
+                        }
                     }
+                    // The first stream to throw ends the group, the other streams' tasks cancelled.
+                    // (Not `waitForAll()`: it waits for every task even after one threw.)
+                    while try await group.next() != nil {}
                 }
+            } catch {
+                onStatistics?(state.mutex.withLock { $0.statistics })
+                continuation.finish(throwing: error)
+                return
             }
             let (sets, stats) = state.mutex.withLock { s in (s.finish(), s.statistics) }
             for set in sets { continuation.yield(set) }

@@ -1,3 +1,4 @@
+import CamHALTestSupport
 import Testing
 @testable import CamHAL
 
@@ -202,5 +203,49 @@ struct FrameSynchronizerTests {
         #expect(sync.statistics.completeness == nil)
         #expect(FrameSynchronizer<Int>.unlockedTolerance(frameRate: .nan) == .zero)
         #expect(FrameSynchronizer<Int>.unlockedTolerance(frameRate: 0) == .zero)
+    }
+
+    static func frame(_ n: UInt64) -> Frame {
+        Frame(format: .gray8, width: 1, height: 1, planes: [], sequence: n, timestamp: Double(n) / 30)
+    }
+
+    // `sets(of:)` over two cameras' frame streams ends with them, and a camera's failure ends it
+    // with that failure, after the sets completed before it, while the other camera still streams.
+    // Would catch the failure swallowed: the loop over the sets ending as if both had been stopped,
+    // or (as here, the other stream still open) never ending at all.
+    @Test func setsOfStreamsEndWithThemAndThrowTheFirstFailure() async {
+        let a = AsyncThrowingStream<Frame, any Error>.makeStream(), b = AsyncThrowingStream<Frame, any Error>.makeStream()
+        for n in 0..<3 as Range<UInt64> {
+            a.continuation.yield(Self.frame(n))
+            b.continuation.yield(Self.frame(n))
+        }
+        a.continuation.finish()
+        b.continuation.finish()
+        let ended: (sets: Int, error: String?)? = await within(30) {
+            var count = 0
+            do {
+                for try await _ in FrameSynchronizer<Frame>.sets(of: [a.stream, b.stream], tolerance: .milliseconds(5)) { count += 1 }
+                return (count, nil)
+            } catch { return (count, "\(error)") }
+        }
+        #expect(ended?.sets == 3 && ended?.error == nil, "two finished streams: \(String(describing: ended))")
+
+        let c = AsyncThrowingStream<Frame, any Error>.makeStream(), d = AsyncThrowingStream<Frame, any Error>.makeStream()
+        for n in 0..<3 as Range<UInt64> {
+            c.continuation.yield(Self.frame(n))
+            d.continuation.yield(Self.frame(n))
+        }
+        d.continuation.finish(throwing: CameraError.disconnected(device: "second"))
+        let failed: (sets: Int, error: CameraError?)? = await within(30) {
+            var count = 0
+            do {
+                for try await _ in FrameSynchronizer<Frame>.sets(of: [c.stream, d.stream], tolerance: .milliseconds(5)) { count += 1 }
+                return (count, nil)
+            } catch { return (count, error as? CameraError) }
+        }
+        c.continuation.finish()
+        #expect(failed != nil, "the sets did not end within 30 s after the second camera failed")
+        #expect(failed?.error == .disconnected(device: "second"), "\(String(describing: failed))")
+        #expect((failed?.sets ?? 0) >= 2, "the sets completed before the failure: \(String(describing: failed))")
     }
 }
