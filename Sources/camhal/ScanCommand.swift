@@ -74,13 +74,23 @@ enum ScanCommand {
             try? await Seconds.sleep(duration)
             done.continuation.finish()
         }
+        // A session that fails (the camera unplugged, the stream lost) ends the scan at once with
+        // its error, as `hold` does: the analysis alone only stops seeing frames.
+        let failure = Locked<CameraError?>(nil)
+        let watcher = Task {
+            guard let s = await camera.firstState(within: nil, where: { $0.status == .error && $0.error != nil }) else { return }
+            failure.set(s.error)
+            done.continuation.finish()
+        }
         for await _ in done.stream {}
         timer.cancel()
+        watcher.cancel()
         await analysis.stop()
         let stats = camera.frameStatistics
         await camera.stop()
         if !json { printError("scan: \(seen.value.count) distinct barcode(s); \(analysis.stats)") }
         printError("scan: \(stats.framesDelivered) frames, \(SessionReport.drops(stats)); \(report.interruptions(stats))")
+        if let error = failure.value { throw error }
         return 0
     }
 }
