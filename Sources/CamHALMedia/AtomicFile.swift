@@ -65,10 +65,16 @@ public enum AtomicFile {
         guard !given.isEmpty else { throw failure(given, "not a file path") }
         let path = PathText.absolute(given)
         var st = stat()
+        // "name/" names a directory: an existing one is refused below as a directory; a new one
+        // would be written as the file "name", which is not what was asked.
+        if given.hasSuffix("/"), stat(path, &st) != 0 {
+            throw failure(given, "ends with '/', which names a directory; name the file to write")
+        }
         var target = path
         if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
             guard let resolved = realpath(path, nil) else {
                 let link = linkTarget(path) ?? "?"
+                if errno == ELOOP { throw failure(path, "is a symbolic link to \(link) in a loop of links (refused: name the file to create)") }
                 throw failure(path, "is a symbolic link to \(link), which does not exist (refused: name the file to create)")
             }
             target = String(cString: resolved)
@@ -111,6 +117,17 @@ public enum AtomicFile {
         _ = try target(path, existing: existing)
     }
 
+    /// The process's umask, read without changing it (umask(2) only sets it, which would race
+    /// with other threads creating files): the "Umask:" line of /proc/self/status (Linux 4.7 and
+    /// later), else the usual 022.
+    static func creationMask() -> mode_t {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+              let value = line.split(separator: "\t").last.flatMap({ mode_t(trimmingSpaces($0), radix: 8) })
+        else { return 0o022 }
+        return value & 0o777
+    }
+
     /// What a symbolic link holds, nil when it cannot be read.
     static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
@@ -120,7 +137,8 @@ public enum AtomicFile {
     }
 
     /// Writes `bytes` to `url` atomically under the policy above (checked again here, so a device
-    /// node at the path is refused, never replaced). A new file gets mode 0644.
+    /// node at the path is refused, never replaced). A new file gets mode 0666 less the umask
+    /// (0644 under the usual umask 022), as a file any program creates.
     public static func write(_ bytes: [UInt8], to url: URL, existing: Existing = .replace) throws(CameraError) {
         try write(bytes, toPath: filePath(url), existing: existing)
     }
@@ -156,7 +174,9 @@ public enum AtomicFile {
             _ = fchown(fd, old.st_uid, old.st_gid)
             fchmod(fd, old.st_mode & 0o7777)
         } else {
-            fchmod(fd, 0o644)
+            // What open(O_CREAT, 0666) would give: rw for all, less the process's umask (mkstemp
+            // made the file 0600).
+            fchmod(fd, 0o666 & ~creationMask())
         }
         close(fd)
         if failure == nil, rename(tmp, target.path) != 0 { failure = "rename: \(String(cString: strerror(errno)))" }
