@@ -51,10 +51,18 @@ enum ConformanceCommand {
                 try NumericOption.number($0, option: "time-scale (CAMHAL_TIME_SCALE)", in: timeScaleRange)
             } ?? 1
         let only = try selection(a)
-        let junit = try a["junit"].map { path in try OutputPath.check(path, a); return path }  // before the run, not after minutes of checks
+        let junit = try a["junit"].map { path in
+            guard path != "-" else {
+                throw UsageError("option --junit: '-' (standard output) is not supported: standard output carries the run's lines (or --json's report); name a file")
+            }
+            try OutputPath.check(path, a)  // before the run, not after minutes of checks
+            return path
+        }
         let json = a.has("json")
-        // With --json stdout carries the document alone; the human lines go to stderr.
-        let log: @Sendable (String) -> Void = { line in if json { printError(line) } else { print(line) } }
+        // With --json stdout carries the document alone; the human lines go to stderr. Each line
+        // is written as its check ends (not buffered): a run cut short (Ctrl-C, a CI timeout)
+        // leaves every result so far in a redirected log.
+        let log: @Sendable (String) -> Void = { line in if json { printError(line) } else { printNow(line) } }
 
         var report = ConformanceReport()
         let targets = try targets(a, skipped: &report.skippedBackends)
