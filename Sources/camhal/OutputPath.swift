@@ -17,6 +17,14 @@ enum OutputPath {
                              device, FIFO, socket, directory or dangling link is refused
         """
 
+    /// `usage` for a recording, which is written in place as it goes (so one cut short is a
+    /// playable file at its path): an existing file is truncated and rewritten, not swapped.
+    static let recordingUsage = """
+          --overwrite, -y    replace an existing file (rewritten in place from the first frame);
+                             without it an existing file is refused. A symbolic link writes its
+                             target; a device, FIFO, socket, directory or dangling link is refused
+        """
+
     /// Checks `path` for writing before any camera work. Errors name the path (absolute) and
     /// what is there, and say how to replace an existing file. Paths stay text here, not `URL`:
     /// `PathText` says what a first `URL` costs a one-shot command.

@@ -19,7 +19,7 @@ enum RecordCommand {
                                  [--format FOURCC] [--size WxH] [--quiet] [--strict] [--overwrite]
               -o, --output PATH  .mkv (Matroska) or .mp4/.m4v/.mov (fragmented MP4); both survive a cut.
                                  Written in place as it records (so a cut leaves a playable file)
-            \(OutputPath.usage)
+            \(OutputPath.recordingUsage)
             \(MediaSupport.sourceUsage)
               --duration S       seconds to record, greater than 0, at most 1e9 (default 5; Ctrl-C
                                  stops early and keeps the file)
@@ -56,7 +56,14 @@ enum RecordCommand {
         // What is at the path first (a device is named as one), then its extension: a .webm or
         // extension-less path fails before the camera opens.
         try OutputPath.check(output, a)
+        if case .failure(.invalidArgument(let name, _, _)) = Result(catching: { () throws(CameraError) in try options.validated(for: url) }),
+           name == "recording file" {
+            throw UsageError("option -o: '\(output)' names no container camhal records: use .mkv (Matroska) or .mp4, .m4v, .mov (fragmented MP4)")
+        }
         _ = try options.validated(for: url)
+        if let source = a["source"], let same = Self.sourceFile(in: source, sameAs: output) {
+            throw UsageError("option -o: '\(output)' is the recording's source (\(same)): write the recording to another file")
+        }
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
         try MediaSupport.requireConvertible(camera, a)
@@ -64,6 +71,29 @@ enum RecordCommand {
             camera = try MediaSupport.open(a, stream: request)
         }
         return await record(camera, to: url, duration: duration, options: options, quiet: a.has("quiet"), strict: a.has("strict")).status
+    }
+
+    /// A file `source` (a `file://` URI, a `uri=` or `location=` property of a description) reads
+    /// that is the file at `output` (same device and inode, so through any link), if any: a
+    /// recording written over its own source would destroy it as it reads it.
+    static func sourceFile(in source: String, sameAs output: String) -> String? {
+        var out = stat()
+        guard stat(output, &out) == 0 else { return nil }  // a new file cannot be the source
+        var candidates: [String] = []
+        for token in source.split(whereSeparator: { $0 == " " || $0 == "!" }) {
+            var t = Substring(token)
+            for prefix in ["uri=", "location="] where t.hasPrefix(prefix) { t = t.dropFirst(prefix.count) }
+            let value = String(t.filter { $0 != "\"" && $0 != "'" })
+            if value.hasPrefix("file://") {
+                candidates.append(URL(string: value)?.path ?? String(value.dropFirst("file://".count)))
+            } else if token.hasPrefix("location=") {
+                candidates.append(value)
+            }
+        }
+        return candidates.first { path in
+            var st = stat()
+            return stat(path, &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino
+        }
     }
 
     /// Records `camera` to `url` for `duration` seconds (or until Ctrl-C/SIGTERM), printing
