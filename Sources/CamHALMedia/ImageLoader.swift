@@ -2,6 +2,9 @@
 import CGStreamer
 import CamHAL
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Loads still images (PNG, JPEG, anything GStreamer's decodebin reads) as 8-bit gray, for test
 /// scenes and `camhal scan --image`.
@@ -9,6 +12,16 @@ public enum ImageLoader {
     /// The decoded image's luma, tightly packed, row-major.
     public static func loadGray(_ url: URL) throws(CameraError) -> (width: Int, height: Int, pixels: [UInt8]) {
         try GStreamerRuntime.require()
+        guard url.isFileURL, !url.path.isEmpty else { throw CameraError.invalidArgument(name: "image", value: url.absoluteString, reason: "not a file path") }
+        // Only a regular file: a FIFO would block the read with no writer, a directory or a device
+        // is no image.
+        var st = stat()
+        guard stat(url.path, &st) == 0 else {
+            throw CameraError.invalidArgument(name: "image", value: url.path, reason: String(cString: strerror(errno)))
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw CameraError.invalidArgument(name: "image", value: url.path, reason: "is \(AtomicFile.kind(st.st_mode)); only a regular file is read")
+        }
         guard FileManager.default.isReadableFile(atPath: url.path) else {
             throw CameraError.invalidArgument(name: "image", value: url.path, reason: "not a readable file")
         }

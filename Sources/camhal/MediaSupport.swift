@@ -39,6 +39,7 @@ enum MediaSupport {
         if let image {
             if let b = a["backend"], b != "virtual" { throw UsageError("--image shows a still image through the virtual camera; drop --backend \(b)") }
             if a["source"] != nil { throw UsageError("--image and --source both name what to show; give one") }
+            guard !image.isEmpty else { throw UsageError("option --image: '' is not a file path") }
             #if Media
             let g = try ImageLoader.loadGray(URL(fileURLWithPath: image))
             guard let gray = VirtualScene.GrayImage(width: g.width, height: g.height, pixels: g.pixels) else {
