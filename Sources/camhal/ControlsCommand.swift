@@ -63,15 +63,36 @@ enum ControlsCommand {
         if a.has("json") {
             print(try CLI.json(list, pretty: true))
         } else {
-            writeAll(1, Array(listing(list).utf8))
+            StandardOutput.write(Array(listing(list).utf8))
         }
         if let seconds = watchSeconds {
-            let stream = controls.changes()
-            let task = Task {
-                for await change in stream { printNow("changed \(change)") }
+            guard !list.isEmpty else {
+                printError("camhal controls: \(camera.device.id) has no controls: nothing to watch")
+                return 0
             }
-            try? await Seconds.sleep(seconds)
-            task.cancel()
+            if !controls.reportsExternalChanges {
+                printError("camhal controls: note: \(camera.device.id) (\(camera.backend.identifier)) reports no changes made by other "
+                    + "processes; only this process's own would show")
+            }
+            let stream = controls.changes()
+            // The watch window, or the end of the changes first: a device that cannot report them
+            // (or stopped) ends the stream at once, which is a failure to say, not a quiet window.
+            let endedEarly = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try? await Seconds.sleep(seconds)
+                    return false
+                }
+                group.addTask {
+                    for await change in stream { printNow("changed \(change)") }
+                    return !Task.isCancelled
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if endedEarly {
+                throw CameraError.streamFailed("\(camera.device.id): its controls stopped reporting changes before the \(decimal(seconds, places: 1)) s watch ended (the device cannot report them, or is gone)")
+            }
         }
         return 0
     }
