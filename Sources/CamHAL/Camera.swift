@@ -450,7 +450,13 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 emit()
             }
         case .focusPoint(let p):
-            guard let binding = live.binding, core.withLock({ $0.status == .running }) else { return }
+            // A tap is an action on what the camera sees now, not a value kept for later (as
+            // CameraX fails `startFocusAndMetering` on an inactive camera): off a running session
+            // it is dropped, and the snapshot says so.
+            guard let binding = live.binding, core.withLock({ $0.status == .running }) else {
+                live.warning = .ignored(name: "focus point", reason: "the session is \(core.withLock { $0.status }), not streaming; tap again once it streams")
+                return emit()
+            }
             guard device.supportsFocusPoint else {
                 live.warning = .controlUnsupported("focus point")
                 return emit()

@@ -20,6 +20,23 @@ struct SetterOutcomeTests {
         await cam.stop()
     }
 
+    /// A focus point on a session that is not streaming (before start, after stop) is dropped,
+    /// and the snapshot that follows says so. Would catch the tap lost in silence: no snapshot,
+    /// so an app awaiting the next state after a tap waits forever.
+    @Test func aFocusPointOffAStreamingSessionIsWarnedAbout() async throws {
+        let (cam, states, _) = try makeSession()
+        cam.setFocusPoint(NormalizedPoint(x: 0.5, y: 0.5))
+        let before = try #require(await waitFor(states) { $0.warning != nil }, "no snapshot after a focus point before start")
+        #expect(before.warning?.code == "ignored" && "\(before.warning!)".contains("focus point"), "\(String(describing: before.warning))")
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        await cam.stop()
+        let mark = states.value.count
+        cam.setFocusPoint(NormalizedPoint(x: 0.5, y: 0.5))
+        let after = try #require(await waitFor(states, after: mark) { $0.warning?.code == "ignored" }, "no snapshot after a focus point after stop")
+        #expect("\(after.warning!)".contains("idle"), "\(String(describing: after.warning))")
+    }
+
     /// A value outside the device's range is clamped and the snapshot names both values; a bias
     /// set while exposure is manual is kept for the auto modes and the snapshot says it has no
     /// effect. Would catch: `setExposureBias(100)` under manual exposure accepted in silence, or a
