@@ -101,12 +101,38 @@ extension CamhalBinaryTests {
             (["controls", "--backend", "virtual", "--set", "frames_rendered=1"], "'1' the control is read-only"),
             (["controls", "--backend", "virtual", "--set", "color_effects=2"], "color_effects=2: '2' not an entry of the menu"),
             (["controls", "--backend", "virtual", "--set", "nosuch=2"], "unknown control 'nosuch'"),
+            // Paths that cannot be what the verb writes or reads.
+            (["record", "-o", "/tmp/camhal-cli-never.avi"], "'/tmp/camhal-cli-never.avi' names no container camhal records"),
+            (["conformance", "--backend", "virtual", "--junit", "-"], "'-' (standard output) is not supported"),
+            (["scan", "--image", ""], "'' is not a file path"),
         ])
         func usageErrors(args: [String], names: String) async throws {
             let run = try await camhal(args)
             #expect(run.status == 2, "\(args): \(run)")
             #expect(run.stderr.contains(names), "\(args) should name \(names): \(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: "/tmp/camhal-cli-never.jpg"))
+        }
+
+        /// Output lost on standard output fails the verb, naming the cause: a listing, and a
+        /// photo written to standard output, sent to /dev/full. Would catch exit 0 with the
+        /// output gone (every verb did that).
+        @Test("standard output that cannot be written fails the verb")
+        func standardOutputFull() async throws {
+            let exe = try camhalBinary().path
+            for args in [["probe", "--backend", "virtual"], ["capture", "--backend", "virtual", "-o", "-"], ["--help"]] {
+                let r = try await tool("sh", ["-c", "exec \"$@\" > /dev/full", exe] + [exe] + args)
+                #expect(r.status == 1 && r.stderr.contains("writing standard output: No space left on device"), "\(args): \(r)")
+            }
+        }
+
+        /// A FIFO given as the image to scan is refused at once: reading it with no writer blocked
+        /// for ever, past --duration. Under timeout(1): a hang is exit 124.
+        @Test("scan --image refuses a FIFO at once")
+        func scanImageFIFO() async throws {
+            let fifo = scratch.appendingPathComponent("image.png").path
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let r = try await tool("timeout", ["20", try camhalBinary().path, "scan", "--image", fifo, "--duration", "1"])
+            #expect(r.status == 1 && r.stderr.contains("is a FIFO"), "\(r)")
         }
 
         /// Exit 1: the command line is fine but the camera work failed.

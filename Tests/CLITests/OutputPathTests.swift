@@ -204,5 +204,47 @@ extension CamhalBinaryTests {
             #expect(replaced.status == 0, "\(replaced)")
             #expect(FileStamp(path("clip.mkv")).map { $0.size > 100 && $0.mode & 0o7777 == 0o600 } == true)
         }
-    }
+    
+        /// A path ending in '/' names a directory, and a link in a loop of links has no file at
+        /// its end: both refused before the camera opens, nothing created. Would catch the slash
+        /// dropped (record wrote "x.mkv" for "x.mkv/") or checked only after the capture, and the
+        /// loop called a link to a file that does not exist.
+        @Test("a new path ending in '/' and a loop of links are refused up front")
+        func trailingSlashAndLoop() async throws {
+            for verb in [["capture", "--backend", "virtual"], ["record", "--backend", "virtual", "--duration", "0.5"]] {
+                let name = verb[0] == "record" ? "new.mkv" : "new.jpg"
+                let r = try await run(verb + ["-o", path(name) + "/"])
+                #expect(r.status == 1 && r.stderr.contains("ends with '/'"), "\(r)")
+                #expect(FileStamp(path(name)) == nil)
+            }
+            symlink("loop2.jpg", path("loop1.jpg"))
+            symlink("loop1.jpg", path("loop2.jpg"))
+            let loop = try await run(["capture", "--backend", "virtual", "-y", "-o", path("loop1.jpg")])
+            #expect(loop.status == 1 && loop.stderr.contains("in a loop of links"), "\(loop)")
+        }
+
+        /// A new file's mode is 0666 less the umask, as any program's: under umask 077 a photo is
+        /// private. Would catch a fixed 0644 (a photo readable by every user against the umask).
+        @Test("a new photo follows the umask")
+        func umaskIsFollowed() async throws {
+            let exe = try camhalBinary().path
+            let r = try await tool("sh", ["-c", "umask 077 && exec \"$0\" capture --backend virtual -o \"$1\"", exe, path("private.jpg")])
+            #expect(r.status == 0, "\(r)")
+            #expect(FileStamp(path("private.jpg")).map { $0.mode & 0o7777 } == 0o600)
+        }
+
+        /// A recording never writes over its own source: the same file named directly, or
+        /// through a link, is refused (exit 2) and left as it was. Would catch the source truncated
+        /// as it is read (record --source file:///x.mkv -o x.mkv -y).
+        @Test("record refuses its own source file as output")
+        func recordOverItsSource() async throws {
+            let made = try await run(["record", "--backend", "virtual", "--duration", "0.5", "--quiet", "-o", path("src.mkv")], changes: ["src.mkv"])
+            #expect(made.status == 0, "\(made)")
+            symlink("src.mkv", path("link.mkv"))
+            for (source, output) in [("file://" + path("src.mkv"), path("src.mkv")), ("filesrc location=\(path("src.mkv")) ! decodebin", path("link.mkv"))] {
+                let r = try await run(["record", "--source", source, "--duration", "0.5", "-y", "-o", output])
+                #expect(r.status == 2 && r.stderr.contains("is the recording's source"), "\(r)")
+            }
+        }
+}
 }
