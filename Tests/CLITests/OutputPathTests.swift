@@ -204,7 +204,7 @@ extension CamhalBinaryTests {
             #expect(replaced.status == 0, "\(replaced)")
             #expect(FileStamp(path("clip.mkv")).map { $0.size > 100 && $0.mode & 0o7777 == 0o600 } == true)
         }
-    
+
         /// A path ending in '/' names a directory, and a link in a loop of links has no file at
         /// its end: both refused before the camera opens, nothing created. Would catch the slash
         /// dropped (record wrote "x.mkv" for "x.mkv/") or checked only after the capture, and the
