@@ -18,21 +18,37 @@ enum WatchCommand {
         let registry = try CLI.registry()
         // Every backend that can watch, available or not: a backend with no device yet (V4L2
         // before the first webcam is plugged) is exactly what a hot-plug watch is for.
-        let watches = registry.ordered.compactMap { entry -> (any DeviceWatch)? in
-            guard let backend = entry.backend else { return nil }
+        // Each backend not watched is named with why (not in this build or CAMHAL_BACKENDS, no
+        // hot-plug watch, or one that could not start: an inotify limit), so a plug that prints
+        // nothing is never a mystery.
+        var watches: [any DeviceWatch] = [], watched: [String] = [], notWatched: [String] = []
+        for entry in registry.ordered {
+            guard let backend = entry.backend else {
+                notWatched.append("\(entry.identifier) (not available in this process)")
+                continue
+            }
             let name = backend.identifier
-            return backend.watchDevices { event in
+            let watch = backend.watchDevices { event in
                 switch event {
                 case .added(let d): printNow("added   \(name):\(d.id) '\(d.name)'")
                 case .removed(let id): printNow("removed \(name):\(id)")
                 }
             }
+            if let watch {
+                watches.append(watch)
+                watched.append(name)
+            } else if case .unavailable(let reason) = backend.availability() {
+                notWatched.append("\(name) (unavailable: \(reason))")
+            } else {
+                notWatched.append("\(name) (it reports no hot-plug, or its watch could not start)")
+            }
         }
+        if !notWatched.isEmpty { printError("camhal watch: not watching \(notWatched.joined(separator: "; "))") }
         if watches.isEmpty {
             printError("camhal watch: no available backend can watch for devices")
             return 1
         }
-        printNow("watching \(watches.count) backend(s); Ctrl-C to stop")
+        printNow("watching \(watched.joined(separator: ", ")); Ctrl-C to stop")
         try await Seconds.sleep(seconds ?? Seconds.maximum)
         for w in watches { w.cancel() }
         return 0
