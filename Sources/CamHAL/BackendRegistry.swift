@@ -125,17 +125,23 @@ public struct BackendRegistry: Sendable {
         if let problem = preferenceProblem { throw problem }
         if let deviceID {
             var absent: CameraError?
+            // A backend's own failure with the ID (no permission, busy, its listing failed) says
+            // more than "unknown device", which it would become if every backend were only asked
+            // whether it knows the ID.
+            var failure: CameraError?
             for (_, b) in ordered {
                 guard let b, b.availability().isAvailable else { continue }
                 do {
                     return Camera(backend: b, device: try b.device(id: deviceID), configuration: configuration)
                 } catch .disconnected(let id) {
                     absent = .disconnected(device: id)  // a backend knows the ID: its device is unplugged
-                } catch {
+                } catch .unknownDevice {
                     continue
+                } catch {
+                    if failure == nil { failure = error }
                 }
             }
-            throw absent ?? CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
+            throw absent ?? failure ?? CameraError.unknownDevice(id: deviceID, backend: preference.joined(separator: ","))
         }
         let (b, d) = try defaultDevice().get()
         return Camera(backend: b, device: d, configuration: configuration)

@@ -30,3 +30,30 @@ struct BackendWithoutBindingTests {
         await cam.stop()
     }
 }
+
+/// A backend that knows every ID it is asked for and fails to open it with `failure`.
+private struct RefusingBackend: CameraBackend {
+    let identifier: String
+    let failure: CameraError
+    func availability() -> BackendAvailability { .available }
+    func devices() throws(CameraError) -> [DeviceDescriptor] { [] }
+    func device(id: String) throws(CameraError) -> DeviceDescriptor { throw failure }
+}
+
+@Suite("Opening a device by ID across backends")
+struct OpenByIDAcrossBackendsTests {
+    /// With no backend named, a backend's own failure with the ID (no permission here) is the
+    /// error, not "unknown device" because another backend does not know the ID either. Would
+    /// catch every failure but an unplug turned into unknownDevice.
+    @Test func aBackendsOwnFailureWithTheIDIsTheError() throws {
+        let registry = BackendRegistry(
+            [RefusingBackend(identifier: "first", failure: .unknownDevice(id: "cam", backend: "first")),
+             RefusingBackend(identifier: "second", failure: .permissionDenied(device: "cam", remedy: "join the video group"))],
+            environment: [:])
+        #expect(throws: CameraError.permissionDenied(device: "cam", remedy: "join the video group")) {
+            try registry.open(device: "cam")
+        }
+        let unknown = BackendRegistry([RefusingBackend(identifier: "only", failure: .unknownDevice(id: "cam", backend: "only"))], environment: [:])
+        #expect(throws: CameraError.unknownDevice(id: "cam", backend: "only")) { try unknown.open(device: "cam") }
+    }
+}
