@@ -25,7 +25,8 @@ enum PreviewCommand {
             click focuses on that point. Needs an X display (DISPLAY) and GStreamer's ximagesink
             (Debian: gstreamer1.0-x). Prints 'preview WxH' once the window shows frames, then
             'status lens ID (automatic|pinned) zoom Zx focus MODE torch on|off fps N drops N' whenever
-            the picture's settings change (the counters at most once a second).
+            the picture's settings change (the counters at most once a second). Warnings, and each
+            interruption as it starts and ends, go to stderr.
             Exit status 0 when closed (q, Escape, Ctrl-C, SIGTERM, the window, --seconds), 1 when the
             device fails.
             """,
@@ -44,6 +45,10 @@ enum PreviewCommand {
         let camera = try MediaSupport.open(a)
         let states = camera.stateUpdates()
         let frames = camera.frames(policy: .keepOnlyLatest)
+        // Warnings once each, and every interruption as it starts and ends, on stderr as the other
+        // streaming verbs print them: a frozen picture says why, and when it came back.
+        let report = SessionReport(camera, verb: "preview")
+        defer { report.finish() }
         camera.start()
         let window: PreviewWindow
         do {
@@ -75,7 +80,6 @@ enum PreviewCommand {
             group.addTask {
                 for await s in states {
                     if s.status == .error { return .failed(s.error ?? CameraError.streamFailed("\(camera.device.id) failed")) }
-                    if let w = s.warning { printNow("warning: \(w)") }
                     status.state(s)
                 }
                 return .quit
