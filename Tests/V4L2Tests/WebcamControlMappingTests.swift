@@ -148,4 +148,27 @@ struct WebcamControlMappingTests {
         #expect(UVCNode.usbID(interfacePath: "/sys/devices/platform/vhci_hcd.0/usb1/1-1/1-1:1.0") == "1:1.0")
         #expect(UVCNode.usbID(interfacePath: "/sys/devices/platform/vivid.0") == nil)
     }
+
+    /// Locking focus turns autofocus off first; when the device refuses that write (a failed UVC
+    /// control transfer), the mode in effect is continuous autofocus, and that is what is
+    /// answered. Would catch `.locked` answered while autofocus still runs (the snapshot lying).
+    @Test("a refused FOCUS_AUTO write leaves the answer continuous, not locked")
+    func refusedAutofocusOffIsNotLocked() {
+        final class RefusingFocus: V4L2ControlAccess, Sendable {
+            func queryControl(_ id: UInt32) -> ControlInfo? {
+                guard id == ControlID.focusAuto || id == ControlID.focusAbsolute else { return nil }
+                return ControlInfo(id: id, name: "\(id)", type: 1, minimum: 0, maximum: 255, step: 1, defaultValue: 1, flags: 0)
+            }
+            func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { false }
+            func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 { id == ControlID.focusAuto ? 1 : 0 }
+            func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+                if id == ControlID.focusAuto { throw V4L2Errno(EIO, "VIDIOC_S_CTRL") }
+                return value
+            }
+        }
+        let present = FocusControls(auto: true, start: false, absolute: true)
+        #expect(V4L2ControlSemantics.applyFocusMode(.locked, RefusingFocus(), present: present) == .continuous)
+        #expect(V4L2ControlSemantics.applyFocusMode(.manual, RefusingFocus(), present: present) == .continuous)
+        #expect(V4L2ControlSemantics.applyFocusMode(.continuous, RefusingFocus(), present: present) == .continuous)
+    }
 }

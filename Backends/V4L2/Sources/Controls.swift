@@ -326,9 +326,11 @@ package enum V4L2ControlSemantics {
             if hasStart, (try? fd.setControl(ControlID.autoFocusStart, 1)) != nil { return .auto }
             if hasAuto, (try? fd.updateControl(ControlID.focusAuto, 1)) != nil { return .continuous }
         case .locked, .manual:
-            if hasAuto { _ = try? fd.updateControl(ControlID.focusAuto, 0) }
+            // Autofocus must really be off: a refused write (a failed UVC control transfer) leaves
+            // it running, and the read-back below then says so instead of the mode asked for.
+            let autoOff = !hasAuto || (try? fd.updateControl(ControlID.focusAuto, 0)) == 0
             if hasStart, fd.queryControl(ControlID.autoFocusStop) != nil { _ = try? fd.setControl(ControlID.autoFocusStop, 1) }
-            if mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
+            if autoOff, mode == .manual ? hasAbsolute : (hasAuto || hasAbsolute || hasStart) { return mode }
         case .fixed:
             break
         }
