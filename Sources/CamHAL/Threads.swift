@@ -141,11 +141,16 @@ package func threadStacks(depth: Int = 25) -> String? {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let words: [String] = [gdb, "-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt \(depth)"]
+    // Under timeout(1), which kills a gdb that does not finish: while gdb is attached every
+    // thread of this process is stopped, this one included, so nothing here could end it, and a
+    // stuck gdb (seen: in pselect, on a loaded machine) froze the process past any signal.
+    let timeout = "/usr/bin/timeout"
+    let limited = access(timeout, X_OK) == 0
+    let words: [String] = (limited ? [timeout, "-s", "KILL", "60"] : []) + [gdb, "-batch", "-nx", "-p", "\(getpid())", "-ex", "thread apply all bt \(depth)"]
     let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
     defer { for a in argv { free(a) } }
     var pid: pid_t = 0
-    guard posix_spawn(&pid, gdb, &actions, nil, argv, environ) == 0 else { return nil }
+    guard posix_spawn(&pid, limited ? timeout : gdb, &actions, nil, argv, environ) == 0 else { return nil }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
