@@ -42,11 +42,11 @@ struct Arguments {
                     flags.insert(name)
                 } else if options.contains(name) {
                     if let inline {
-                        values[name] = inline
+                        try set(name, inline)
                     } else {
                         i += 1
                         guard i < args.count else { throw UsageError("option --\(name) needs a value") }
-                        values[name] = args[i]
+                        try set(name, args[i])
                     }
                 } else {
                     throw UsageError("unknown option '\(a)'")
@@ -55,7 +55,7 @@ struct Arguments {
                 if a == "-o", options.contains("output") {
                     i += 1
                     guard i < args.count else { throw UsageError("option -o needs a value") }
-                    values["output"] = args[i]
+                    try set("output", args[i])
                 } else if a == "-y", booleans.contains("overwrite") {
                     flags.insert("overwrite")
                 } else {
@@ -66,6 +66,15 @@ struct Arguments {
             }
             i += 1
         }
+    }
+
+    /// Records option `name`'s value; a second one is refused: "last one wins" dropped the first
+    /// unchecked (`--seconds abc --seconds 1` ran), and which one was meant is the user's to say.
+    private mutating func set(_ name: String, _ value: String) throws {
+        if let first = values[name] {
+            throw UsageError("option --\(name) given twice ('\(first)' and '\(value)'); give it once")
+        }
+        values[name] = value
     }
 
     subscript(_ name: String) -> String? { values[name] }

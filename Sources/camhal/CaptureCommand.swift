@@ -22,7 +22,7 @@ enum CaptureCommand {
             \(OutputPath.usage)
             \(MediaSupport.sourceUsage)
               --quality Q        JPEG quality 1...100 (default 90)
-              --max-size WxH     scale down to fit (each side 1...65535)
+              --max-size WxH     scale down to fit (each side 2...65535)
               --zoom R           zoom ratio before the shot: greater than 0, at most 100 (the device
                                  clamps it to its own range, as setZoomRatio does)
               --mirror M         auto mirrors front cameras (default)
@@ -71,6 +71,15 @@ enum CaptureCommand {
         throw UsageError("option --\(option): '\(value)' \(reason)")
     }
 
+    /// `--rotation` (nil: 0), one of the four quarter turns; anything else names the value typed.
+    static func rotation(_ text: String?) throws -> Int {
+        guard let text else { return 0 }
+        guard NumericOption.isDecimal(text), let d = Int(text), [0, 90, 180, 270].contains(d) else {
+            throw UsageError("option --rotation: '\(text)' must be 0, 90, 180 or 270")
+        }
+        return d
+    }
+
     /// ", N frame(s) skipped: why" when the photo waited for an auto loop, else nothing.
     static func skipped(_ m: PhotoMetadata) -> String {
         guard let why = m.skipReason else { return "" }
@@ -93,7 +102,7 @@ enum CaptureCommand {
         guard let output = a["output"] else { throw UsageError("missing -o PATH") }
         let settings = PhotoSettings(quality: try a.integer("quality", in: 1...100) ?? 90, maxSize: try a.size("max-size"),
                                      mirror: try MediaSupport.parseMirror(a["mirror"]),
-                                     rotationDegrees: try a.integer("rotation", in: 0...270) ?? 0,
+                                     rotationDegrees: try rotation(a["rotation"]),
                                      timeout: .seconds(10))  // the first frame included: a device that is slow to start still gets 10 s
         let zoom = try a.number("zoom", in: zoomRange)
         try validate(settings)
@@ -114,6 +123,13 @@ enum CaptureCommand {
                 camera.setZoomRatio(z)
                 // M2: wait for a frame taken with the new zoom, not for a guessed time.
                 _ = try await camera.frame(atGeneration: camera.requestedSettingsGeneration, timeout: .seconds(10))
+                // The session clamps to the camera's range (Z1): say so, as controls --set says
+                // what a control clamped to, rather than a photo at another zoom with no word.
+                let s = camera.currentState
+                if abs(s.zoomRatio - z) > 1e-9 * max(1, z) {
+                    printError("camhal capture: warning: zoom \(decimal(z, places: 2)) is outside this camera's range "
+                        + "\(decimal(s.minZoomRatio, places: 2))...\(decimal(s.maxZoomRatio, places: 2)); \(decimal(s.zoomRatio, places: 2))x used")
+                }
             }
             let started = ContinuousClock.now  // a span: the monotonic clock
             let photo = try await camera.capturePhoto(settings)

@@ -63,6 +63,11 @@ enum NumericOption {
             throw UsageError("option --\(option): '\(text)' is not a decimal number (range \(range))")
         }
         guard v.isFinite, range.contains(v) else { throw UsageError("option --\(option): '\(text)' is out of range (\(range))") }
+        // A span under a nanosecond is zero once it is a Duration (the library then refused
+        // "0.0 seconds", a value nobody typed).
+        if range.unit == "seconds", !range.lowerIncluded, v < 1e-9 {
+            throw UsageError("option --\(option): '\(text)' is out of range (at least 1e-9 seconds: a shorter span is no time)")
+        }
         return v
     }
 

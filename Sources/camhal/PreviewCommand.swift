@@ -41,8 +41,10 @@ enum PreviewCommand {
     static func run(_ args: [String]) async throws -> Int32 {
         let a = try Arguments(args, options: MediaSupport.sourceOptions.union(["seconds"]), booleans: ["no-overlay"])
         let seconds = try a.number("seconds", in: .seconds())
-        if let why = PreviewWindow.unavailableReason() { throw CameraError.unsupported("preview window: \(why)") }
+        // Every value first (a bad --size, --format or --backend is exit 2 with or without a
+        // display), then the display, before the camera starts.
         let camera = try MediaSupport.open(a)
+        if let why = PreviewWindow.unavailableReason() { throw CameraError.unsupported("preview window: \(why)") }
         let states = camera.stateUpdates()
         let frames = camera.frames(policy: .keepOnlyLatest)
         // Warnings once each, and every interruption as it starts and ends, on stderr as the other

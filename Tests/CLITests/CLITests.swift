@@ -101,6 +101,15 @@ extension CamhalBinaryTests {
             (["controls", "--backend", "virtual", "--set", "frames_rendered=1"], "'1' the control is read-only"),
             (["controls", "--backend", "virtual", "--set", "color_effects=2"], "color_effects=2: '2' not an entry of the menu"),
             (["controls", "--backend", "virtual", "--set", "nosuch=2"], "unknown control 'nosuch'"),
+            // An option given twice is refused, not "last one wins" with the first never checked.
+            (["hold", "--backend", "virtual", "--device", "virtual-back", "--seconds", "abc", "--seconds", "1"], "--seconds given twice ('abc' and '1')"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "-o", "/tmp/camhal-cli-never2.jpg"], "--output given twice"),
+            // A span too short to be a Duration, a time scale that leaves no time, and a rotation
+            // that is no quarter turn, each named as typed.
+            (["record", "-o", "/tmp/camhal-cli-never.mkv", "--duration", "1e-19"], "'1e-19' is out of range (at least 1e-9 seconds"),
+            (["conformance", "--time-scale", "0.01"], "'0.01' is out of range (0.1...1000)"),
+            (["conformance", "--list", "--time-scale", "2"], "--time-scale is for a run, not for --list"),
+            (["capture", "-o", "/tmp/camhal-cli-never.jpg", "--rotation", "-1"], "'-1' must be 0, 90, 180 or 270"),
             // Paths that cannot be what the verb writes or reads.
             (["record", "-o", "/tmp/camhal-cli-never.avi"], "'/tmp/camhal-cli-never.avi' names no container camhal records"),
             (["conformance", "--backend", "virtual", "--junit", "-"], "'-' (standard output) is not supported"),
