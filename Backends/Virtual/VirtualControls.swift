@@ -84,8 +84,10 @@ struct VirtualControlDriver: DeviceControlDriver {
         return stored.value
     }
 
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? {
-        store.addWatcher(deviceID, handler)
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? {
+        store.addWatcher(deviceID, handler)  // never ends on its own
     }
 }
 

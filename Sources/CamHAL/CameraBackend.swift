@@ -105,13 +105,17 @@ public final class ThreadDeviceWatch: DeviceWatch, Sendable {
     ///   - wake: ends the wait `body` is in (writes the eventfd it polls, signals its condition),
     ///     so that a cancel, which every session's stop makes, does not wait out the wait's
     ///     timeout. Without one, `body` must wait in short slices.
-    public init(name: String, wake: @escaping @Sendable () -> Void = {},
+    ///   - ended: called when `body` returns on its own (its event source failed, the device is
+    ///     gone), not after `cancel()`: a watch that stops must say so, or its stream stays open
+    ///     and silent.
+    public init(name: String, wake: @escaping @Sendable () -> Void = {}, ended: (@Sendable () -> Void)? = nil,
                 _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> Void) {
         self.wake = wake
         let stopping = self.stopping, finished = self.finished
         startThread(name: name) {
             defer { finished.signal() }
             body { stopping.value }
+            if !stopping.value { ended?() }
         }
     }
 

@@ -422,8 +422,11 @@ public protocol DeviceControlDriver: Sendable {
     /// (`.none` for buttons and write-only controls).
     func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue
     /// Reports every later change to any control, by anyone, until the watch is cancelled; nil
-    /// when the device cannot report changes.
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)?
+    /// when the device cannot report changes. `ended` is called once if the watch stops on its
+    /// own (the device gone, its event source failed), never after a cancel.
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)?
     /// Whether `watch` also reports changes made outside this process (V4L2 control events);
     /// false where the device has no change notifications at all (libcamera: its watch reports
     /// this process's own writes only).
@@ -464,7 +467,9 @@ public struct NoDeviceControls: DeviceControlDriver {
     public func controls() throws(CameraError) -> [DeviceControl] { [] }
     public func refresh(_ control: DeviceControl) throws(CameraError) -> DeviceControl { control }
     public func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue { value }
-    public func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? { nil }
+    public func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? { nil }
 }
 
 extension CameraBackend {
@@ -549,12 +554,13 @@ public final class DeviceControls: Sendable {
 
     /// Every later change to any of the device's controls, whoever made it (this app's `set`
     /// included, another process's through the driver's control events: X7), like key-value
-    /// observation: filter by `change.name`. The stream ends when cancelled, and at once when the
-    /// device cannot report changes.
+    /// observation: filter by `change.name`. The stream ends when cancelled, at once when the
+    /// device cannot report changes, and when it stops reporting them (unplugged): a loop over it
+    /// that ends before it was cancelled has seen the last change the device will report.
     public func changes() -> AsyncStream<DeviceControlChange> {
         let (stream, continuation) = AsyncStream<DeviceControlChange>.makeStream()
         let controls = (try? list()) ?? []
-        guard let watch = driver.watch(controls, { continuation.yield($0) }) else {
+        guard let watch = driver.watch(controls, { continuation.yield($0) }, ended: { continuation.finish() }) else {
             continuation.finish()
             return stream
         }

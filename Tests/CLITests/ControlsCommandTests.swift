@@ -50,7 +50,9 @@ final class ControlTable: DeviceControlDriver, @unchecked Sendable {
         return value
     }
 
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? { nil }
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? { nil }
 }
 
 @Suite("camhal controls --set: checked all first, errors name the value typed")

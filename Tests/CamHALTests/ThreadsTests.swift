@@ -117,4 +117,39 @@ struct ThreadsTests {
         }
         #expect(cancelled == true, "cancel did not return within 30 s: the body's wait was never woken")
     }
+
+    /// A watch whose body returns on its own (its event source failed: a V4L2 node unplugged, the
+    /// PipeWire daemon gone) says so through `ended`, and a control-change stream built on it ends;
+    /// a cancelled one does not call `ended`. Would catch the stopped watch leaving its stream open
+    /// and silent (`camhal controls --watch` then waited out its window after an unplug, exit 0).
+    @Test("a device watch that stops on its own ends its change stream; a cancelled one is not 'ended'")
+    func watchEndedOnItsOwn() async {
+        struct StoppingDriver: DeviceControlDriver {
+            func controls() throws(CameraError) -> [DeviceControl] { [] }
+            func refresh(_ control: DeviceControl) throws(CameraError) -> DeviceControl { control }
+            func write(_ control: DeviceControl, _ value: DeviceControlValue) throws(CameraError) -> DeviceControlValue { value }
+            func watch(
+                _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+            ) -> (any DeviceWatch)? {
+                ThreadDeviceWatch(name: "camhal.test.stop", ended: ended) { _ in }  // returns at once: the source failed
+            }
+        }
+        let device = DeviceDescriptor(id: "d", name: "d", backend: "test", facing: .external, lenses: DeviceDescriptor.singleLens(facing: .external), formats: [])
+        let stream = DeviceControls(device: device, driver: StoppingDriver()).changes()
+        let endedStream: Bool? = await within(30) {
+            for await _ in stream {}
+            return true
+        }
+        #expect(endedStream == true, "the change stream stayed open after its watch stopped")
+
+        let calls = Locked(0)
+        let gate = DispatchSemaphore(value: 0)
+        let wake: @Sendable () -> Void = { gate.signal() }
+        let ended: @Sendable () -> Void = { calls.withLock { $0 += 1 } }
+        let watch = ThreadDeviceWatch(name: "camhal.test.cancel", wake: wake, ended: ended) { isCancelled in
+            while !isCancelled() { gate.wait() }
+        }
+        watch.cancel()
+        #expect(calls.value == 0, "ended was called after a cancel")
+    }
 }

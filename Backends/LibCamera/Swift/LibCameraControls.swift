@@ -72,8 +72,10 @@ final class LibCameraControlDriver: DeviceControlDriver {
         return stored.value
     }
 
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? {
-        LibCameraControlWatchers.shared.add(cameraID, handler)
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? {
+        LibCameraControlWatchers.shared.add(cameraID, handler)  // this process's writes: never ends on its own
     }
 }
 

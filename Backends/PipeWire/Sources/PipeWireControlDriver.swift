@@ -91,14 +91,17 @@ final class PipeWireControlDriver: DeviceControlDriver {
         return value
     }
 
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? {
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? {
         guard reportsExternalChanges, let (connection, node, current) = try? Self.query(backend, device),
               camhal_pw_conn_watch_props(connection.handle, node.globalID) == 0
         else { return nil }
         let initial = Dictionary(descriptors(current, serial: node.serial).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let scheme = current
         let wake: @Sendable () -> Void = { camhal_pw_conn_wake(connection.handle) }
-        return ThreadDeviceWatch(name: "camhal.pipewire.controls.\(device.id)", wake: wake) { isCancelled in
+        // The daemon's connection lost (-EPIPE) ends the body: `ended` says so.
+        return ThreadDeviceWatch(name: "camhal.pipewire.controls.\(device.id)", wake: wake, ended: ended) { isCancelled in
             var known = initial
             var raw = [camhal_pw_prop](repeating: camhal_pw_prop(), count: 96)
             while !isCancelled() {

@@ -165,7 +165,9 @@ final class V4L2ControlDriver: DeviceControlDriver {
         return read(fd, control, elemSize: q.elem_size)
     }
 
-    func watch(_ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> (any DeviceWatch)? {
+    func watch(
+        _ controls: [DeviceControl], _ handler: @escaping @Sendable (DeviceControlChange) -> Void, ended: @escaping @Sendable () -> Void
+    ) -> (any DeviceWatch)? {
         guard let fd = try? open() else { return nil }
         var subscribed: [UInt32: DeviceControl] = [:]
         for c in controls where V4L2Binding.subscribeControlEvents(fd, c.id) { subscribed[c.id] = c }
@@ -175,7 +177,8 @@ final class V4L2ControlDriver: DeviceControlDriver {
         let box = WatchState(fd: fd, wakeFD: wake, controls: subscribed)
         // The cancel that every session's stop makes writes the eventfd the thread polls beside
         // the device: a timed poll made each stop wait out its slice (up to 100 ms).
-        return ThreadDeviceWatch(name: "camhal.v4l2.controls.\(node)", wake: box.wake) { [self] isCancelled in
+        // A poll error or a hang-up (the device unplugged) ends the body: `ended` says so.
+        return ThreadDeviceWatch(name: "camhal.v4l2.controls.\(node)", wake: box.wake, ended: ended) { [self] isCancelled in
             var pfd = [pollfd(fd: box.fd.raw, events: Int16(POLLPRI), revents: 0), pollfd(fd: box.wakeFD, events: Int16(POLLIN), revents: 0)]
             while !isCancelled() {
                 let r = poll(&pfd, 2, 1000)
