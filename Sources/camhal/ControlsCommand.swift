@@ -25,7 +25,8 @@ enum ControlsCommand {
                                  control, e.g. gain while gain_automatic=1; the error names what
                                  drives it) or that the device refuses; the --set before it stay set
               --json             the controls as one JSON document
-              --watch SECONDS    then print every change (this or another process) for SECONDS (0...1e9)
+              --watch SECONDS    then print every change (this or another process) for SECONDS (0...1e9);
+                                 exit 1 when the device stops reporting changes before then (unplugged)
             The listing matches `v4l2-ctl -L` on a V4L2 device: classes, names, IDs, types, ranges,
             defaults, values, flags and menus; CamHAL adds [owned by SETTER] after a control that
             a session setter drives.
