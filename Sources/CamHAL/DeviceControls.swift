@@ -370,7 +370,13 @@ public struct DeviceControl: Sendable, Hashable, Codable, CustomStringConvertibl
         var negative = false
         if s.hasPrefix("-") { negative = true; s = s.dropFirst() } else if s.hasPrefix("+") { s = s.dropFirst() }
         let magnitude: UInt64?
-        if s.lowercased().hasPrefix("0x") { magnitude = UInt64(s.dropFirst(2), radix: 16) } else { magnitude = UInt64(s) }
+        // Digits only after the one sign (UInt64's own parser takes another sign: "0x+5", "++5").
+        if s.lowercased().hasPrefix("0x") {
+            let digits = s.dropFirst(2)
+            magnitude = digits.allSatisfy(\.isHexDigit) ? UInt64(digits, radix: 16) : nil
+        } else {
+            magnitude = s.allSatisfy({ $0 >= "0" && $0 <= "9" }) ? UInt64(s) : nil
+        }
         guard let m = magnitude else { return nil }
         if negative { return m <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- m) : nil }
         // Bitmasks and u32 values are often written as unsigned 32-bit hex.

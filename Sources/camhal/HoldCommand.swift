@@ -17,6 +17,8 @@ enum HoldCommand {
         name: "hold", summary: "stream a device until stopped (to test busy devices)",
         usage: """
             usage: camhal hold (--backend B --device ID | --source S) [--format FOURCC] [--size WxH] [--seconds N] [--strict]
+            hold has no default device: --backend and --device are both required (or --source), since
+            holding "the first camera" could hold one nobody meant to make busy.
             \(MediaSupport.sourceUsage)
               --seconds N        stream for N seconds, 0...1e9 (default 3600, or until killed), then
                                  release the device

@@ -97,6 +97,10 @@ struct DeviceControlsTests {
         #expect(try bool.parse("true") == .integer(1))
         #expect(try bool.parse("off") == .integer(0))
         #expect(throws: CameraError.self) { try int.parse("bright") }
+        // One sign, then digits: the second sign UInt64's parser takes is refused.
+        for bad in ["0x+5", "++5", "-+5", "0x-10", "0x", "5_000"] {
+            #expect(throws: CameraError.self, "'\(bad)'") { try int.parse(bad) }
+        }
         do {
             _ = try Self.menu.parse("Menu Item 2")
             Issue.record("a menu entry name the menu lacks was parsed")
