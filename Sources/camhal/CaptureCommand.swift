@@ -23,8 +23,8 @@ enum CaptureCommand {
             \(MediaSupport.sourceUsage)
               --quality Q        JPEG quality 1...100 (default 90)
               --max-size WxH     scale down to fit (each side 2...65535)
-              --zoom R           zoom ratio before the shot: greater than 0, at most 100 (the device
-                                 clamps it to its own range, as setZoomRatio does)
+              --zoom R           zoom ratio before the shot: greater than 0, at most 100 (clamped to
+                                 the camera's own range, as setZoomRatio is, with a warning)
               --mirror M         auto mirrors front cameras (default)
               --rotation D       clockwise rotation to upright, stored as EXIF orientation
             """,
@@ -74,7 +74,7 @@ enum CaptureCommand {
     /// `--rotation` (nil: 0), one of the four quarter turns; anything else names the value typed.
     static func rotation(_ text: String?) throws -> Int {
         guard let text else { return 0 }
-        guard NumericOption.isDecimal(text), let d = Int(text), [0, 90, 180, 270].contains(d) else {
+        guard let d = try? NumericOption.integer(text, option: "rotation", in: 0...270), [0, 90, 180, 270].contains(d) else {
             throw UsageError("option --rotation: '\(text)' must be 0, 90, 180 or 270")
         }
         return d

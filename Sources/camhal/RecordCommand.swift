@@ -56,11 +56,14 @@ enum RecordCommand {
         // What is at the path first (a device is named as one), then its extension: a .webm or
         // extension-less path fails before the camera opens.
         try OutputPath.check(output, a)
-        if case .failure(.invalidArgument(let name, _, _)) = Result(catching: { () throws(CameraError) in try options.validated(for: url) }),
-           name == "recording file" {
+        switch Result(catching: { () throws(CameraError) in try options.validated(for: url) }) {
+        case .failure(.invalidArgument(let name, _, _)) where name == "recording file":
             throw UsageError("option -o: '\(output)' names no container camhal records: use .mkv (Matroska) or .mp4, .m4v, .mov (fragmented MP4)")
+        case .failure(let error):
+            throw error
+        case .success:
+            break
         }
-        _ = try options.validated(for: url)
         if let source = a["source"], let same = Self.sourceFile(in: source, sameAs: output) {
             throw UsageError("option -o: '\(output)' is the recording's source (\(same)): write the recording to another file")
         }
