@@ -385,13 +385,16 @@ func collectFrames(_ stream: FrameStream, count: Int, timeout: Duration, hooks: 
 }
 
 /// Collects `count` frames (fewer on timeout); with `keep` the frames themselves are returned and
-/// held, as a hoarding consumer would. The stream stays open.
-func holdFrames(_ stream: FrameStream, count: Int, timeout: Duration, keep: Bool, hooks: (any TestHooks)? = nil) async -> (infos: [FrameInfo], frames: [Frame]) {
+/// held, as a hoarding consumer would. The stream stays open. With `quiet`, collecting also ends
+/// when no frame follows the last one within that span: frames that stop while a consumer holds
+/// them all have stopped for that reason, and waiting out the rest of `timeout` only costs time.
+func holdFrames(_ stream: FrameStream, count: Int, timeout: Duration, keep: Bool, quiet: Duration? = nil, hooks: (any TestHooks)? = nil) async -> (infos: [FrameInfo], frames: [Frame]) {
     let deadline = ContinuousClock.now + timeout
     var infos: [FrameInfo] = []
     var frames: [Frame] = []
     while infos.count < count {
-        let left = deadline - ContinuousClock.now
+        var left = deadline - ContinuousClock.now
+        if let quiet, !infos.isEmpty { left = min(left, quiet) }
         guard left > .zero, let f = await stream.next(timeout: left) else { break }
         infos.append(FrameInfo(f, hooks: hooks))
         if keep { frames.append(f) }
