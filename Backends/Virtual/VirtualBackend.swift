@@ -142,7 +142,8 @@ extension VirtualBackend: TestHooks {
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
-            case .interruption, .silentStall, .dropFrames, .timestampWrap, .streamError, .bufferError, .requeueError:
+            case .interruption, .silentStall, .dropFrames, .timestampWrap, .streamError, .bufferError, .requeueError,
+                 .controlWritesRefused:
                 return s.activeBinding
             case .busy: s.busyInjected = true
             case .disconnect:
@@ -157,6 +158,7 @@ extension VirtualBackend: TestHooks {
                 s.busyInjected = false
                 s.disconnected = false
                 s.unavailableLenses = []
+                return s.activeBinding
             }
             return nil
         }
@@ -169,6 +171,8 @@ extension VirtualBackend: TestHooks {
         case .streamError: binding?.failStream()
         case .bufferError: binding?.optics.withLock { $0.erroneousFrames += 1 }
         case .requeueError: binding?.optics.withLock { $0.refusedReleases += 1 }
+        case .controlWritesRefused: binding?.optics.withLock { $0.refusesControls = true }
+        case .clear: binding?.optics.withLock { $0.refusesControls = false }
         default: break
         }
         let handlers = watchers.withLock({ $0 }).values

@@ -31,6 +31,8 @@ final class VirtualBinding: DriverBinding, Sendable {
         var erroneousFrames = 0
         /// Buffer releases still to be refused once before the retry takes them (S11).
         var refusedReleases = 0
+        /// Control writes are refused and every value stays as it was (injected).
+        var refusesControls = false
         var physics: VirtualPhysics
         var antiFlicker = AntiFlickerMode.auto
         /// A frame passed its last pause check and is being handed over (see `pause`).
@@ -186,17 +188,22 @@ final class VirtualBinding: DriverBinding, Sendable {
     }
 
     func applyTorch(_ on: Bool) -> Bool {
-        optics.withLock { $0.torch = on }
-        return on
+        optics.withLock { o in
+            if !o.refusesControls { o.torch = on }
+            return o.torch
+        }
     }
 
     func applyFocusMode(_ mode: FocusMode) -> FocusMode {
-        optics.withLock { $0.focusMode = mode }
-        return mode
+        optics.withLock { o in
+            if !o.refusesControls { o.focusMode = mode }
+            return o.focusMode
+        }
     }
 
     func applyExposure(_ request: ExposureSettings) -> ExposureSettings? {
         optics.withLock { o in
+            guard !o.refusesControls else { return o.physics.exposure }
             defer { _ = o.noteConvergence() }  // the core reads the new state itself
             return o.physics.apply(request)
         }
@@ -222,13 +229,13 @@ final class VirtualBinding: DriverBinding, Sendable {
     }
 
     func applyWhiteBalance(_ request: WhiteBalanceSettings) -> WhiteBalanceSettings? {
-        optics.withLock { $0.physics.apply(request) }
+        optics.withLock { o in o.refusesControls ? o.physics.whiteBalance : o.physics.apply(request) }
     }
 
     /// The virtual scene has no mains light to flicker; the mode is kept and reported.
     func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? {
         optics.withLock { o in
-            if let mode { o.antiFlicker = mode }
+            if let mode, !o.refusesControls { o.antiFlicker = mode }
             return o.antiFlicker
         }
     }

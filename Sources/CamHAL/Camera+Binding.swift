@@ -163,8 +163,8 @@ extension Camera {
     func applyAll() {
         guard let binding = live.binding else { return }
         applyZoom(zoomTargetRatio(range: live.range))
-        live.torch = device.hasTorch ? binding.applyTorch(desired.torch) : false
-        applyFocusMode()
+        applyTorch(asked: false)
+        applyFocusMode(asked: false)
         applyImageControls()
     }
 
@@ -195,7 +195,17 @@ extension Camera {
         }
     }
 
-    func applyFocusMode() {
+    /// Applies the desired torch; `asked`: for a `setTorch` call (else a bind re-applying it).
+    func applyTorch(asked: Bool) {
+        guard let binding = live.binding else { return }
+        live.torch = device.hasTorch ? binding.applyTorch(desired.torch) : false
+        if device.hasTorch, asked || desired.torch, let refused = ReadBack.mode("torch", asked: desired.torch ? "on" : "off", got: live.torch ? "on" : "off") {
+            live.warning = refused
+        }
+    }
+
+    /// Applies the desired focus mode; `asked`: for a `setFocusMode` call (else a bind).
+    func applyFocusMode(asked: Bool) {
         guard let binding = live.binding else { return }
         let mode = desired.focusMode
         if device.focusModes.isEmpty {
@@ -203,6 +213,9 @@ extension Camera {
             if mode != .continuous { live.warning = .controlUnsupported("focus mode \(mode) on a fixed-focus lens") }
         } else if device.focusModes.contains(mode) {
             live.focusMode = binding.applyFocusMode(mode)
+            if asked || mode != .continuous, let refused = ReadBack.mode("focus mode", asked: mode, got: live.focusMode) {
+                live.warning = refused
+            }
         } else {
             live.warning = .controlUnsupported("focus mode \(mode)")  // F2
         }

@@ -151,6 +151,10 @@ extension Camera {
             return
         }
         live.exposure = applied
+        // A write the device did not take, where the app asked for something (ReadBack).
+        if asked != nil || desired.exposure != ExposureSettings(), let refused = ReadBack.exposure(asked: request, got: applied) {
+            live.warning = refused
+        }
     }
 
     /// Applies the desired white balance, clamped (W2), or warns where the device lacks it (W3).
@@ -176,6 +180,9 @@ extension Camera {
             return
         }
         live.whiteBalance = applied
+        if asked || desired.whiteBalance != WhiteBalanceSettings(), let refused = ReadBack.whiteBalance(asked: request, got: applied) {
+            live.warning = refused
+        }
     }
 
     /// Applies the desired anti-flicker mode, or reports the device's own when none was asked (N1).
@@ -192,5 +199,8 @@ extension Camera {
             return
         }
         live.antiFlicker = binding.applyAntiFlicker(desired.antiFlicker)
+        if let mode = desired.antiFlicker, let got = live.antiFlicker, let refused = ReadBack.mode("anti-flicker", asked: mode, got: got) {
+            live.warning = refused
+        }
     }
 }

@@ -439,14 +439,14 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             startRamp(to: target, seconds: seconds)
         case .torch(let on):
             desired.torch = on
-            if let binding = live.binding, isRunning {
-                live.torch = device.hasTorch ? binding.applyTorch(on) : false
+            if live.binding != nil, isRunning {
+                applyTorch(asked: true)
                 emit()
             }
         case .focusMode(let mode):
             desired.focusMode = mode
             if live.binding != nil, isRunning {
-                applyFocusMode()
+                applyFocusMode(asked: true)
                 emit()
             }
         case .focusPoint(let p):

@@ -25,6 +25,9 @@ public enum InjectedFault: Sendable, Hashable {
     case bufferError
     /// The driver refuses the next buffer handed back to it once; the retry succeeds (S11).
     case requeueError
+    /// The device refuses every control write and keeps the values it had, as a webcam whose
+    /// control transfers fail does, until `.clear` (the `ignored` warnings of refused settings).
+    case controlWritesRefused
     /// Undoes every injected fault on the device.
     case clear
 }

@@ -1,8 +1,8 @@
 import CamHALTestSupport
-import CamHALVirtual
+@_spi(Testing) import CamHALVirtual
 import Foundation
 import Testing
-@testable import CamHAL
+@_spi(Testing) @testable import CamHAL
 
 /// Every setter's outcome is in the snapshot that follows it (S1): applied, clamped to what the
 /// device takes, or ignored because of a mode, never silent.
@@ -78,6 +78,42 @@ struct SetterOutcomeTests {
         cam.setExposureBias(0)
         let fine = try #require(await waitFor(states, after: mark) { $0.exposure?.bias == 0 })
         #expect(fine.warning == nil, "\(String(describing: fine.warning))")
+        await cam.stop()
+    }
+
+    /// A device that refuses a write keeps its old value: the snapshot shows that value and
+    /// warns, naming what was asked and what the device kept, for every setting a device takes.
+    /// Would catch: a manual exposure refused by a webcam (a failed UVC control transfer) turning
+    /// the snapshot back to auto with no word, or a torch asked on that stays off in silence.
+    @Test func aWriteTheDeviceRefusesIsWarned() async throws {
+        let (cam, states, backend) = try makeSession()
+        cam.start()
+        _ = try #require(await waitFor(states) { $0.isPreviewActive })
+        var mark = states.value.count
+        cam.setExposureDuration(.milliseconds(10))
+        _ = try #require(await waitFor(states, after: mark) { $0.exposure?.mode == .manual })
+        backend.inject(.controlWritesRefused, deviceID: cam.device.id)
+        let refusals: [(name: String, kept: String, set: () -> Void)] = [
+            ("exposure duration 20 ms", "reads back 10 ms", { cam.setExposureDuration(.milliseconds(20)) }),
+            ("exposure mode continuousAuto", "reads back manual", { cam.setExposureMode(.continuousAuto) }),
+            ("white-balance mode manual", "reads back auto", { cam.setWhiteBalanceTemperature(4000) }),
+            ("focus mode locked", "reads back continuous", { cam.setFocusMode(.locked) }),
+            ("torch on", "reads back off", { cam.setTorch(true) }),
+            ("anti-flicker hz50", "reads back auto", { cam.setAntiFlicker(.hz50) }),
+        ]
+        for refusal in refusals {
+            mark = states.value.count
+            refusal.set()
+            let s = try #require(await waitFor(states, after: mark) { $0.warning?.code == "ignored" }, "no warning for \(refusal.name)")
+            let text = "\(s.warning!)"
+            #expect(text.contains(refusal.name) && text.contains("did not take it") && text.contains(refusal.kept), "\(text)")
+        }
+        // The same device taking its writes again: applied, no warning.
+        backend.inject(.clear, deviceID: cam.device.id)
+        mark = states.value.count
+        cam.setTorch(true)
+        let taken = try #require(await waitFor(states, after: mark) { $0.isTorchEnabled })
+        #expect(taken.warning == nil, "\(String(describing: taken.warning))")
         await cam.stop()
     }
 }

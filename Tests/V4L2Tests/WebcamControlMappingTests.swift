@@ -18,6 +18,8 @@ struct WebcamControlMappingTests {
         let values: Mutex<[UInt32: Int32]>
         /// VIDIOC_G_CTRL calls made, by control: each is a round trip to the driver.
         let reads = Mutex<[UInt32: Int]>([:])
+        /// Every write fails with EIO, as a webcam's failed control transfer does.
+        let refusing = Mutex(false)
         init(menu: [Int32], controls: [(UInt32, Int64, Int64, Int64)]) {
             self.menu = menu
             var infos: [UInt32: ControlInfo] = [:], values: [UInt32: Int32] = [:]
@@ -36,6 +38,7 @@ struct WebcamControlMappingTests {
             return v
         }
         func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
+            if refusing.withLock({ $0 }) { throw V4L2Errno(EIO, "VIDIOC_S_CTRL") }
             guard let info = infos[id] else { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
             if id == V4L2ImageControls.exposureAutoID, !menu.contains(value) { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
             // uvcvideo (uvc_ctrl_is_accessible): the exposure time is refused unless the menu is Manual,
@@ -170,5 +173,35 @@ struct WebcamControlMappingTests {
         #expect(V4L2ControlSemantics.applyFocusMode(.locked, RefusingFocus(), present: present) == .continuous)
         #expect(V4L2ControlSemantics.applyFocusMode(.manual, RefusingFocus(), present: present) == .continuous)
         #expect(V4L2ControlSemantics.applyFocusMode(.continuous, RefusingFocus(), present: present) == .continuous)
+    }
+
+    /// Writes a webcam refuses (a failed UVC control transfer) leave its values as they were:
+    /// exposure and white balance answer what the device reads back, and the core's read-back
+    /// comparison turns the difference into the snapshot's warning. Would catch a manual
+    /// exposure answered while the camera still exposes automatically.
+    @Test("refused exposure and white-balance writes answer the device's values, and are warned")
+    func refusedWritesAnswerTheDevice() throws {
+        let c920 = UVCControls(menu: [1, 3], controls: [
+            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 3, 2047, 250),
+            (V4L2ImageControls.gainID, 0, 255, 0), (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1),
+            (V4L2ImageControls.temperatureID, 2000, 6500, 4000),
+        ])
+        let controls = V4L2ImageControls(c920)
+        c920.refusing.withLock { $0 = true }
+        let manual = ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 20)
+        let exposure = controls.applyExposure(manual, fd: c920)
+        #expect(exposure.mode == .continuousAuto)
+        #expect(ReadBack.exposure(asked: manual, got: exposure) == .ignored(
+            name: "exposure mode manual", reason: "the device did not take it and reads back continuousAuto"))
+        let warm = WhiteBalanceSettings(mode: .manual, temperature: 3000)
+        let whiteBalance = controls.applyWhiteBalance(warm, fd: c920)
+        #expect(whiteBalance.mode == .auto && whiteBalance.temperature == 4000)
+        #expect(ReadBack.whiteBalance(asked: warm, got: whiteBalance)?.code == "ignored")
+        // Taken: nothing to warn about.
+        c920.refusing.withLock { $0 = false }
+        let taken = controls.applyExposure(manual, fd: c920)
+        #expect(taken.mode == .manual && ReadBack.exposure(asked: manual, got: taken) == nil, "\(taken)")
+        let takenWB = controls.applyWhiteBalance(warm, fd: c920)
+        #expect(ReadBack.whiteBalance(asked: warm, got: takenWB) == nil, "\(takenWB)")
     }
 }
