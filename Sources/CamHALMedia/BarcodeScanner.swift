@@ -86,6 +86,22 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// a system without it gets an error from `scan`, not a crash).
     private let scanner: Result<OpaquePointer, CameraError>
     private let onResult: (@Sendable ([Barcode], Frame) -> Void)?
+    private let failed = Mutex(ScanFailures())
+
+    /// Frames `analyze(_:)` could not scan, and the last reason.
+    public struct ScanFailures: Sendable, Hashable {
+        /// How many frames could not be scanned (each was handed to `onResult` with no barcodes).
+        public fileprivate(set) var frames = 0
+        /// Why the last of them could not be: a pixel format the scanner cannot read, a broken
+        /// JPEG payload, or no zbar library.
+        public fileprivate(set) var lastError: CameraError?
+    }
+
+    /// The frames `analyze(_:)` could not scan so far, and why the last one could not: `onResult`
+    /// gets no barcodes for them, the same as for a frame that shows none, so an app that
+    /// analyzes through `ImageAnalysis` reads this to tell the two apart (`scan(_:)` throws
+    /// instead).
+    public var failures: ScanFailures { failed.withLock { $0 } }
 
     /// - Parameters:
     ///   - formats: the symbologies to look for (QR, EAN-13 and Code 128 by default, as in the seeds).
@@ -117,9 +133,16 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
         _ = try scanner.get()
     }
 
-    /// Scans `frame` and hands the barcodes (possibly none) to `onResult`.
+    /// Scans `frame` and hands the barcodes (possibly none) to `onResult`; a frame that cannot be
+    /// scanned is counted in `failures` and handed over with none.
     public func analyze(_ frame: Frame) {
-        let found = (try? scan(frame)) ?? []
+        let found: [Barcode]
+        switch Result(catching: { () throws(CameraError) in try scan(frame) }) {
+        case .success(let codes): found = codes
+        case .failure(let error):
+            failed.withLock { $0.frames += 1; $0.lastError = error }
+            found = []
+        }
         onResult?(found, frame)
     }
 

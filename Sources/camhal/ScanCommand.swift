@@ -90,7 +90,14 @@ enum ScanCommand {
         await camera.stop()
         if !json { printError("scan: \(seen.value.count) distinct barcode(s); \(analysis.stats)") }
         printError("scan: \(stats.framesDelivered) frames, \(SessionReport.drops(stats)); \(report.interruptions(stats))")
+        // Frames that could not be scanned look like frames without a barcode to the analyzer's
+        // callback: said here, and a scan that could read no frame at all fails with the reason.
+        let unscanned = scanner.failures
+        if unscanned.frames > 0, let reason = unscanned.lastError {
+            printError("scan: \(unscanned.frames) of \(analysis.stats.analyzed) frames could not be scanned, the last because: \(reason)")
+        }
         if let error = failure.value { throw error }
+        if unscanned.frames > 0, unscanned.frames >= analysis.stats.analyzed, let reason = unscanned.lastError { throw reason }
         return 0
     }
 }

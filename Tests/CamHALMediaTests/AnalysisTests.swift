@@ -9,6 +9,32 @@ import Testing
 
 @Suite("Frame analysis and barcodes (C3)", .serialized)
 struct AnalysisTests {
+    /// A frame the scanner cannot read (a broken JPEG payload here) reaches `onResult` with no
+    /// barcodes, as a frame showing none does, and is counted in `failures` with its reason; a
+    /// frame it reads is not counted. Would catch: `camhal scan` or an app reporting "no barcode"
+    /// for frames it never looked at, with nothing to tell the two apart.
+    @Test func framesThatCannotBeScannedAreCountedWithTheirReason() throws {
+        let handed = Locked(0)
+        let scanner = BarcodeScanner { codes, _ in
+            #expect(codes.isEmpty)
+            handed.withLock { $0 += 1 }
+        }
+        try scanner.checkAvailability()
+        let junk = Array("not a JPEG".utf8)
+        junk.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            scanner.analyze(Frame(format: .mjpeg, width: 64, height: 48,
+                                  planes: [FramePlane(baseAddress: base, length: raw.count, bytesPerRow: raw.count)],
+                                  sequence: 1, timestamp: 0))
+        }
+        #expect(scanner.failures.frames == 1)
+        #expect(scanner.failures.lastError != nil, "\(scanner.failures)")
+        let blank = PackedImage(format: .gray8, width: 64, height: 48)
+        scanner.analyze(blank.asFrame(sequence: 2))
+        #expect(scanner.failures.frames == 1, "a readable frame without a barcode was counted as a failure")
+        #expect(handed.value == 2)
+    }
+
     @Test("keep-only-latest: a slow analyzer sees the newest frames, drops are counted, the stream never stalls")
     func backPressure() async throws {
         let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[0])
