@@ -52,6 +52,16 @@ struct WebcamControlMappingTests {
         }
     }
 
+    /// The C920 profile's exposure and white-balance controls: auto_exposure Manual (1) and
+    /// Aperture Priority (3), exposure 3..2047, gain, auto white balance, 2000..6500 K.
+    static func c920() -> UVCControls {
+        UVCControls(menu: [1, 3], controls: [
+            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 3, 2047, 250),
+            (V4L2ImageControls.gainID, 0, 255, 0), (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1),
+            (V4L2ImageControls.temperatureID, 2000, 6500, 4000),
+        ])
+    }
+
     /// The ELP 4K profile: auto_exposure Auto (0) and Shutter Priority (2), exposure 1..5000.
     static func elp() -> UVCControls {
         UVCControls(menu: [0, 2], controls: [
@@ -95,11 +105,7 @@ struct WebcamControlMappingTests {
     /// mode controls again to report them (the C920 paid two extra reads per start).
     @Test("an exposure or white-balance apply reads each control once, and reports what the device holds")
     func appliesReadEachControlOnce() throws {
-        let c920 = UVCControls(menu: [1, 3], controls: [
-            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 3, 2047, 250),
-            (V4L2ImageControls.gainID, 0, 255, 0), (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1),
-            (V4L2ImageControls.temperatureID, 2000, 6500, 4000),
-        ])
+        let c920 = Self.c920()
         let controls = V4L2ImageControls(c920)
         func once(_ apply: () -> Void) -> [UInt32: Int] {
             c920.reads.withLock { $0 = [:] }
@@ -181,11 +187,7 @@ struct WebcamControlMappingTests {
     /// exposure answered while the camera still exposes automatically.
     @Test("refused exposure and white-balance writes answer the device's values, and are warned")
     func refusedWritesAnswerTheDevice() throws {
-        let c920 = UVCControls(menu: [1, 3], controls: [
-            (V4L2ImageControls.exposureAutoID, 0, 3, 3), (V4L2ImageControls.exposureAbsoluteID, 3, 2047, 250),
-            (V4L2ImageControls.gainID, 0, 255, 0), (V4L2ImageControls.autoWhiteBalanceID, 0, 1, 1),
-            (V4L2ImageControls.temperatureID, 2000, 6500, 4000),
-        ])
+        let c920 = Self.c920()
         let controls = V4L2ImageControls(c920)
         c920.refusing.withLock { $0 = true }
         let manual = ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 20)
