@@ -13,7 +13,7 @@ public final class ConformanceContext: Sendable {
     public let backend: any CameraBackend
     /// The device under test, as last listed (re-read after a check unplugged and replugged it:
     /// the ID stays, its node may change).
-    public var device: DeviceDescriptor { current.withLock({ $0 }) }
+    public var device: DeviceDescriptor { current.locked({ $0 }) }
     /// How much longer than on the host every time-out is (1 on the host, about 10 in a TCG virtual machine).
     public let timeScale: Double
     /// Starts another process streaming a device, where the runner can (the `camhal` tool).
@@ -23,7 +23,7 @@ public final class ConformanceContext: Sendable {
     /// The other devices of the same backend, for the checks of several cameras at once (J1-J4):
     /// they stream all at once beside the device under test; empty when there is none (those
     /// checks then skip). Each is re-read after a check unplugged and replugged it, as `device` is.
-    public var otherDevices: [DeviceDescriptor] { others.withLock { $0 } }
+    public var otherDevices: [DeviceDescriptor] { others.locked { $0 } }
     /// The first of `otherDevices`: with two devices in all, the only one J streams beside the
     /// device under test.
     public var secondDevice: DeviceDescriptor? { otherDevices.first }
@@ -52,7 +52,7 @@ public final class ConformanceContext: Sendable {
     func otherInjector(for kinds: DeviceFault.Kind...) -> (index: Int, faults: any FaultInjector)? {
         for (i, f) in otherFaults.enumerated() {
             if let f, kinds.allSatisfy(f.supports) {
-                otherFaulted.withLock { $0 = i }
+                otherFaulted.locked { $0 = i }
                 return (i, f)
             }
         }
@@ -72,7 +72,7 @@ public final class ConformanceContext: Sendable {
     /// a backend that cannot watch has no event to await, so its listing is re-read every 50 ms.
     public func waitForDeviceListed(timeout: Duration) async throws -> DeviceDescriptor {
         let d = try await waitForListed(id: device.id, timeout: timeout)
-        current.withLock { $0 = d }
+        current.locked { $0 = d }
         return d
     }
 
@@ -124,7 +124,7 @@ public final class ConformanceContext: Sendable {
         let camera = Camera(
             backend: backend, device: device ?? self.device,
             configuration: .init(interruptionTimeout: .seconds(2 * timeScale), firstFrameTimeout: .seconds(10 * timeScale), recoveryDelay: .seconds(3 * timeScale)))
-        opened.withLock { $0.append(camera) }
+        opened.locked { $0.append(camera) }
         return camera
     }
 
@@ -154,16 +154,16 @@ public final class ConformanceContext: Sendable {
     /// Stops every session a check opened and clears injected faults; a device a check left
     /// unplugged is plugged back and listed again.
     func cleanUp() async {
-        let cameras = opened.withLock { c -> [Camera] in defer { c.removeAll() }; return c }
+        let cameras = opened.locked { c -> [Camera] in defer { c.removeAll() }; return c }
         for c in cameras { await c.stop() }
         hooks?.inject(.clear, deviceID: device.id)
         if let faults, await faults.restore() {
             _ = try? await waitForDeviceListed(timeout: timeout(.seconds(10)))
         }
-        if let i = otherFaulted.withLock({ f -> Int? in defer { f = nil }; return f }), let faults = otherFaults[i] {
+        if let i = otherFaulted.locked({ f -> Int? in defer { f = nil }; return f }), let faults = otherFaults[i] {
             let id = otherDevices[i].id
             if await faults.restore(), let d = try? await waitForListed(id: id, timeout: timeout(.seconds(10))) {
-                others.withLock { $0[i] = d }
+                others.locked { $0[i] = d }
             }
         }
     }
@@ -257,12 +257,12 @@ final class EventLog<Event: Sendable>: Sendable {
     private let state = Mutex(State())
 
     /// Every event so far.
-    var events: [Event] { state.withLock { $0.events } }
+    var events: [Event] { state.locked { $0.events } }
     /// How many events arrived so far.
-    var count: Int { state.withLock { $0.events.count } }
+    var count: Int { state.locked { $0.events.count } }
     /// The events from `index` on (none when there are not that many).
     func events(from index: Int) -> ArraySlice<Event> {
-        state.withLock { $0.events.count > index ? $0.events[max(0, index)...] : [] }
+        state.locked { $0.events.count > index ? $0.events[max(0, index)...] : [] }
     }
 
     /// The first event from `index` on (old or new) that satisfies `predicate`, waiting for new
@@ -279,7 +279,7 @@ final class EventLog<Event: Sendable>: Sendable {
 
     /// Records `event` and wakes every wait.
     func append(_ event: Event) {
-        let woken = state.withLock { s -> [Waiter] in
+        let woken = state.locked { s -> [Waiter] in
             s.events.append(event)
             for w in s.waiters { s.pending.remove(w.id) }
             defer { s.waiters.removeAll() }
@@ -291,7 +291,7 @@ final class EventLog<Event: Sendable>: Sendable {
     /// Whether the log holds more than `count` events, waiting for one until `deadline`; false
     /// when the deadline passes or the task is cancelled first.
     func waitForMore(than count: Int, until deadline: ContinuousClock.Instant) async -> Bool {
-        let id: UInt64? = state.withLock { s in
+        let id: UInt64? = state.locked { s in
             guard s.events.count <= count else { return nil }
             s.nextID &+= 1
             s.pending.insert(s.nextID)
@@ -306,7 +306,7 @@ final class EventLog<Event: Sendable>: Sendable {
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-                let now: Bool? = state.withLock { s in
+                let now: Bool? = state.locked { s in
                     let early = s.resolvedEarly.remove(id) != nil
                     if s.events.count > count {
                         s.pending.remove(id)
@@ -325,7 +325,7 @@ final class EventLog<Event: Sendable>: Sendable {
 
     /// Ends wait `id` with false (its deadline passed, its task was cancelled), if still pending.
     private func resolve(_ id: UInt64) {
-        let waiter = state.withLock { s -> Waiter? in
+        let waiter = state.locked { s -> Waiter? in
             guard s.pending.remove(id) != nil else { return nil }
             guard let i = s.waiters.firstIndex(where: { $0.id == id }) else {
                 s.resolvedEarly.insert(id)

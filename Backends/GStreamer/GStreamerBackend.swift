@@ -34,7 +34,7 @@ public final class GStreamerBackend: CameraBackend, Sendable {
     /// Devices the last `devices()` call saw but did not list, each with the reason (e.g. V4L2
     /// media-controller nodes, which only the v4l2 backend can configure). Also shown in the test
     /// source's details as `gst.skipped <id>`.
-    public var skippedDevices: [GStreamerSkippedDevice] { skipped.withLock({ $0 }) }
+    public var skippedDevices: [GStreamerSkippedDevice] { skipped.locked({ $0 }) }
     private let includeTestSource: Bool
 
     /// - Parameters:
@@ -44,13 +44,13 @@ public final class GStreamerBackend: CameraBackend, Sendable {
     public init(extraSources: [GStreamerSource] = [], includeTestSource: Bool = true, maxBuffers: Int = 3) {
         self.includeTestSource = includeTestSource
         self.maxBuffers = max(1, maxBuffers)
-        extra.withLock { $0 = extraSources }
+        extra.locked { $0 = extraSources }
     }
 
     /// Adds a source (a URI or a description) and returns its descriptor.
     @discardableResult
     public func add(_ source: GStreamerSource) -> DeviceDescriptor {
-        extra.withLock { list in if !list.contains(source) { list.append(source) } }
+        extra.locked { list in if !list.contains(source) { list.append(source) } }
         return source.descriptor
     }
 
@@ -81,16 +81,16 @@ public final class GStreamerBackend: CameraBackend, Sendable {
         if let why = GStreamerRuntime.start() { throw .backendUnavailable(backend: identifier, reason: why) }
         var out: [DeviceDescriptor] = []
         let (found, skipped) = GStreamerDevices.probe()
-        self.skipped.withLock { $0 = skipped }
+        self.skipped.locked { $0 = skipped }
         if includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
             var test = GStreamerDevices.testDescriptor
             // Said where `camhal probe` shows it: the test source is always listed.
             for s in skipped { test.details["gst.skipped " + s.id] = s.reason }
             out.append(test)
         }
-        probed.withLock { $0 = Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }) }
+        probed.locked { $0 = Dictionary(found.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { a, _ in a }) }
         out += found.map(\.descriptor)
-        out += extra.withLock({ $0 }).map(\.descriptor)
+        out += extra.locked({ $0 }).map(\.descriptor)
         return out
     }
 
@@ -103,7 +103,7 @@ public final class GStreamerBackend: CameraBackend, Sendable {
         if id == GStreamerDevices.testSourceID, includeTestSource, GStreamerRuntime.hasElement("videotestsrc") {
             return GStreamerDevices.testDescriptor
         }
-        if let s = extra.withLock({ $0 }).first(where: { $0.deviceID == id }) { return s.descriptor }
+        if let s = extra.locked({ $0 }).first(where: { $0.deviceID == id }) { return s.descriptor }
         guard let d = try devices().first(where: { $0.id == id }) else { throw .unknownDevice(id: id, backend: identifier) }
         return d
     }
@@ -117,9 +117,9 @@ public final class GStreamerBackend: CameraBackend, Sendable {
         let origin: Origin
         if id == GStreamerDevices.testSourceID, includeTestSource {
             origin = .test
-        } else if let s = extra.withLock({ $0 }).first(where: { $0.deviceID == id }) {
+        } else if let s = extra.locked({ $0 }).first(where: { $0.deviceID == id }) {
             origin = .source(s)
-        } else if let d = probed.withLock({ $0 })[id] ?? { _ = try? devices(); return probed.withLock({ $0 })[id] }() {
+        } else if let d = probed.locked({ $0 })[id] ?? { _ = try? devices(); return probed.locked({ $0 })[id] }() {
             origin = .device(d)
         } else {
             throw .unknownDevice(id: id, backend: identifier)
@@ -329,7 +329,7 @@ public final class GStreamerBackend: CameraBackend, Sendable {
     }
 
     /// Records a device a watch saw appear, so it can be bound without a new listing.
-    func remember(_ device: ProbedDevice) { probed.withLock { $0[device.descriptor.id] = device } }
-    func forget(id: String) { _ = probed.withLock { $0.removeValue(forKey: id) } }
+    func remember(_ device: ProbedDevice) { probed.locked { $0[device.descriptor.id] = device } }
+    func forget(id: String) { _ = probed.locked { $0.removeValue(forKey: id) } }
 }
 #endif

@@ -475,7 +475,7 @@ final class CropControl: @unchecked Sendable {
         var applied = NormalizedRect.full
         var history: [(pts: GstClockTime, rect: NormalizedRect)] = []
     }
-    private let state = Locked(State())
+    private let crop = Locked(State())
     private let element: UnsafeMutablePointer<GstElement>
     private var probeID: gulong = 0
     private let pad: UnsafeMutablePointer<GstPad>?
@@ -491,7 +491,7 @@ final class CropControl: @unchecked Sendable {
         }
     }
 
-    func request(factor: Double) { state.withLock { $0.requested = factor } }
+    func request(factor: Double) { crop.withLock { $0.requested = factor } }
 
     /// Removes the probe (which releases its reference to this object) and drops the element.
     func detach() {
@@ -504,7 +504,7 @@ final class CropControl: @unchecked Sendable {
 
     /// Runs on the streaming thread for each buffer entering videocrop.
     fileprivate func onBuffer(pad: UnsafeMutablePointer<GstPad>?, pts: GstClockTime) {
-        let (want, have, size) = state.withLock { ($0.requested, $0.appliedFactor, $0.appliedSize) }
+        let (want, have, size) = crop.withLock { ($0.requested, $0.appliedFactor, $0.appliedSize) }
         var width = size.0, height = size.1
         if let caps = gst_pad_get_current_caps(pad) {
             if let s = gst_caps_get_structure(caps, 0) {
@@ -525,13 +525,13 @@ final class CropControl: @unchecked Sendable {
             let rect = want == 1 ? NormalizedRect.full : NormalizedRect(
                 x: Double(left) / Double(width), y: Double(top) / Double(height),
                 width: Double(cw) / Double(width), height: Double(ch) / Double(height))
-            state.withLock {
+            crop.withLock {
                 $0.appliedFactor = want
                 $0.appliedSize = (width, height)
                 $0.applied = rect
             }
         }
-        state.withLock { s in
+        crop.withLock { s in
             if pts != camhal_gst_clock_time_none() {
                 s.history.append((pts, s.applied))
                 if s.history.count > 32 { s.history.removeFirst(s.history.count - 32) }
@@ -541,7 +541,7 @@ final class CropControl: @unchecked Sendable {
 
     /// The crop the buffer with this PTS received (the current one when unknown).
     func cropApplied(pts: GstClockTime) -> NormalizedRect {
-        state.withLock { s in
+        crop.withLock { s in
             if pts != camhal_gst_clock_time_none(), let e = s.history.last(where: { $0.pts == pts }) { return e.rect }
             return s.applied
         }
@@ -575,12 +575,12 @@ final class FrameAllowance: Sendable {
     init(limit: Int) { self.limit = limit }
 
     /// Frames out with the app now.
-    var count: Int { state.withLock { $0.count } }
+    var count: Int { state.locked { $0.count } }
 
     /// Takes a place for one frame if there is one; false when the app holds `limit` or the
     /// binding stopped.
     func admit() -> Bool {
-        state.withLock { s in
+        state.locked { s in
             guard !s.stopped, s.count < limit else { return false }
             s.count += 1
             return true
@@ -590,7 +590,7 @@ final class FrameAllowance: Sendable {
     /// Waits until a place frees up and takes it (true), or until `stop()` (false).
     func admitWaiting() -> Bool {
         while true {
-            let admitted: Bool? = state.withLock { s in
+            let admitted: Bool? = state.locked { s in
                 if s.stopped { return false }
                 if s.count < limit {
                     s.count += 1
@@ -606,7 +606,7 @@ final class FrameAllowance: Sendable {
 
     /// A frame went back: its place is free.
     func release() {
-        let waiter = state.withLock { s in
+        let waiter = state.locked { s in
             s.count -= 1
             defer { s.waiting = false }
             return s.waiting
@@ -616,7 +616,7 @@ final class FrameAllowance: Sendable {
 
     /// The binding is closing: a waiting producer gives up, and no frame is admitted any more.
     func stop() {
-        let waiter = state.withLock { s in
+        let waiter = state.locked { s in
             s.stopped = true
             defer { s.waiting = false }
             return s.waiting

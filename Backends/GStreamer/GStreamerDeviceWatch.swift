@@ -118,7 +118,7 @@ final class GStreamerDeviceWatch: DeviceWatch, Sendable {
     }
 
     func cancel() {
-        guard cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+        guard cancelled.locked({ c -> Bool in defer { c = true }; return !c }) else { return }
         stopping.set(true)
         finished.wait()
     }

@@ -73,7 +73,7 @@ public final class VirtualBackend: CameraBackend, Sendable {
     }
 
     public func devices() throws(CameraError) -> [DeviceDescriptor] {
-        let s = state.withLock({ $0 })
+        let s = state.locked({ $0 })
         return Self.descriptors(frameRate: frameRate).filter { !(s[$0.id]?.disconnected ?? false) }
     }
 
@@ -90,7 +90,7 @@ public final class VirtualBackend: CameraBackend, Sendable {
             backend: self, deviceID: id, lens: request.lens,
             format: StreamFormat(pixelFormat: format.pixelFormat, width: format.size.width, height: format.size.height, frameRate: frameRate),
             sink: sink, scene: scene)
-        let refusal: CameraError? = state.withLock { all in
+        let refusal: CameraError? = state.locked { all in
             var s = all[id] ?? DeviceState()
             defer { all[id] = s }
             if s.disconnected { return .disconnected(device: id) }
@@ -113,22 +113,22 @@ public final class VirtualBackend: CameraBackend, Sendable {
 
     public func watchDevices(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> (any DeviceWatch)? {
         let id = UUID()
-        watchers.withLock { $0[id] = handler }
-        return VirtualWatch { [weak self] in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+        watchers.locked { $0[id] = handler }
+        return VirtualWatch { [weak self] in _ = self?.watchers.locked { $0.removeValue(forKey: id) } }
     }
 
     func released(_ binding: VirtualBinding) {
-        state.withLock { all in
+        state.locked { all in
             if all[binding.deviceID]?.activeBinding === binding { all[binding.deviceID]?.activeBinding = nil }
         }
     }
 
     func recordFocusPoint(_ p: NormalizedPoint, deviceID: String) {
-        state.withLock { $0[deviceID, default: DeviceState()].lastFocusPoint = p }
+        state.locked { $0[deviceID, default: DeviceState()].lastFocusPoint = p }
     }
 
     func recordMetering(_ regions: [MeteringRegion], deviceID: String) {
-        state.withLock { $0[deviceID, default: DeviceState()].lastMeteringRegions = regions }
+        state.locked { $0[deviceID, default: DeviceState()].lastMeteringRegions = regions }
     }
 }
 
@@ -138,7 +138,7 @@ public final class VirtualBackend: CameraBackend, Sendable {
 extension VirtualBackend: TestHooks {
     public func inject(_ fault: InjectedFault, deviceID: String) {
         var events: [DeviceEvent] = []
-        let binding: VirtualBinding? = state.withLock { all in
+        let binding: VirtualBinding? = state.locked { all in
             var s = all[deviceID] ?? DeviceState()
             defer { all[deviceID] = s }
             switch fault {
@@ -175,13 +175,13 @@ extension VirtualBackend: TestHooks {
         case .clear: binding?.optics.withLock { $0.refusesControls = false }
         default: break
         }
-        let handlers = watchers.withLock({ $0 }).values
+        let handlers = watchers.locked({ $0 }).values
         for e in events { for h in handlers { h(e) } }
     }
 
-    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.withLock({ $0 })[deviceID]?.lastFocusPoint }
+    public func lastFocusPoint(deviceID: String) -> NormalizedPoint? { state.locked({ $0 })[deviceID]?.lastFocusPoint }
 
-    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.withLock({ $0 })[deviceID]?.lastMeteringRegions }
+    public func lastMeteringRegions(deviceID: String) -> [MeteringRegion]? { state.locked({ $0 })[deviceID]?.lastMeteringRegions }
 }
 
 final class VirtualWatch: DeviceWatch, Sendable {
@@ -189,7 +189,7 @@ final class VirtualWatch: DeviceWatch, Sendable {
     private let cancelled = Mutex(false)
     init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
     func cancel() {
-        if cancelled.withLock({ c -> Bool in defer { c = true }; return !c }) { onCancel() }
+        if cancelled.locked({ c -> Bool in defer { c = true }; return !c }) { onCancel() }
     }
     deinit { cancel() }
 }

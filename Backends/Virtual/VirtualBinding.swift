@@ -70,10 +70,10 @@ final class VirtualBinding: DriverBinding, Sendable {
 
     /// Starts the sensor's thread (once), after the session applied its controls.
     func startStreaming() {
-        guard !started.withLock({ $0 }) else { return }
-        started.withLock { $0 = true }
+        guard !started.locked({ $0 }) else { return }
+        started.locked { $0 = true }
         startThread(name: "camhal.virtual.\(deviceID)") { [self] in
-            streamingThread.withLock { $0 = pthread_self() }
+            streamingThread.locked { $0 = pthread_self() }
             run()
         }
     }
@@ -246,10 +246,10 @@ final class VirtualBinding: DriverBinding, Sendable {
     }
 
     func close() {
-        let wasStarted = started.withLock({ $0 })
+        let wasStarted = started.locked({ $0 })
         optics.withLock { $0.stopping = true }
         if wasStarted { finished.wait() }
-        started.withLock { $0 = false }
+        started.locked { $0 = false }
         backend?.released(self)
     }
 
@@ -262,7 +262,7 @@ final class VirtualBinding: DriverBinding, Sendable {
     /// inside a test's "paused" window.
     func pause(seconds: Double, report: Bool) {
         optics.withLock { $0.pausedUntil = ContinuousClock.now + .seconds(seconds) }
-        if !streamingThread.withLock({ $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }) {
+        if !streamingThread.locked({ $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }) {
             let deadline = ContinuousClock.now + .milliseconds(50)
             // A hand-over takes microseconds: a bounded spin (see above) instead of a condition
             // the streaming thread would have to signal on every frame.
@@ -308,9 +308,9 @@ final class BufferPool: Sendable {
         free = Mutex(all)
     }
 
-    func take() -> UnsafeMutableRawPointer? { free.withLock { $0.popLast() }?.pointer }
-    func give(_ p: UnsafeMutableRawPointer) { free.withLock { $0.append(Slot(pointer: p)) } }
-    var freeCount: Int { free.withLock { $0.count } }
+    func take() -> UnsafeMutableRawPointer? { free.locked { $0.popLast() }?.pointer }
+    func give(_ p: UnsafeMutableRawPointer) { free.locked { $0.append(Slot(pointer: p)) } }
+    var freeCount: Int { free.locked { $0.count } }
 
     deinit { for s in all { s.pointer.deallocate() } }
 }

@@ -38,13 +38,13 @@ final class VirtualRawControls: Sendable {
         ]
     }
 
-    func current(_ deviceID: String) -> Values { values.withLock({ $0 })[deviceID] ?? Values() }
+    func current(_ deviceID: String) -> Values { values.locked({ $0 })[deviceID] ?? Values() }
 
-    func frameRendered(_ deviceID: String) { values.withLock { $0[deviceID, default: Values()].framesRendered += 1 } }
+    func frameRendered(_ deviceID: String) { values.locked { $0[deviceID, default: Values()].framesRendered += 1 } }
 
     /// Stores a validated value and tells every watcher of the device.
     func store(_ deviceID: String, id: UInt32, _ value: Int64) -> DeviceControl? {
-        let updated = values.withLock { all -> Values in
+        let updated = values.locked { all -> Values in
             var v = all[deviceID] ?? Values()
             switch id {
             case Self.brightnessID: v.brightness = value
@@ -55,14 +55,14 @@ final class VirtualRawControls: Sendable {
             return v
         }
         guard let control = Self.descriptors(updated).first(where: { $0.id == id }) else { return nil }
-        for w in watchers.withLock({ $0 }).values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
+        for w in watchers.locked({ $0 }).values where w.deviceID == deviceID { w.handler(DeviceControlChange(control: control, kind: .value)) }
         return control
     }
 
     func addWatcher(_ deviceID: String, _ handler: @escaping @Sendable (DeviceControlChange) -> Void) -> any DeviceWatch {
         let id = UUID()
-        watchers.withLock { $0[id] = (deviceID, handler) }
-        return VirtualWatch { [weak self] in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+        watchers.locked { $0[id] = (deviceID, handler) }
+        return VirtualWatch { [weak self] in _ = self?.watchers.locked { $0.removeValue(forKey: id) } }
     }
 }
 

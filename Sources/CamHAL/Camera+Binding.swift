@@ -14,7 +14,7 @@ extension Camera {
             case .applyDesired:
                 applyAll()
                 publishFrameSettings()
-            case .acceptFrames(let generation): core.withLock { $0.acceptFrames(generation: generation) }
+            case .acceptFrames(let generation): core.locked { $0.acceptFrames(generation: generation) }
             case .startStreaming(let generation): startStreaming(generation)
             case .close: closeBinding()
             case .resetLive: resetLive()
@@ -22,10 +22,10 @@ extension Camera {
             case .startWatchdog(let after): startWatchdog(firstTickAfter: after)
             case .rescheduleWatchdog(let after): watchdog?.schedule(deadline: Seconds.deadline(after))
             case .stopWatchdog: stopWatchdog()
-            case .finishStreams(let reason): for q in core.withLock({ $0.takeStreams() }) { q.finish(reason: reason) }
+            case .finishStreams(let reason): for q in core.locked({ $0.takeStreams() }) { q.finish(reason: reason) }
             case .emit(let released): emit(released: released)
             case .emitIfChanged: emit(onlyIfChanged: true)
-            case .activatePreview(let generation): run(core.withLock { $0.previewStarted(generation: generation) })
+            case .activatePreview(let generation): run(core.locked { $0.previewStarted(generation: generation) })
             case .notifyFailure(let error):
                 if let d = delegate { delegateQueue.async { d.camera(self, didFail: error) } }
             }
@@ -62,7 +62,7 @@ extension Camera {
         let startLens = pin ?? ZoomMath.resolve(ratio: startRatio, lenses: device.lenses, pinned: nil)?.lens
 
         guard let lens = startLens else {
-            return run(core.withLock { $0.bindFailed(generation: generation, .configurationFailed("device \(device.id) reports no lens")) })
+            return run(core.locked { $0.bindFailed(generation: generation, .configurationFailed("device \(device.id) reports no lens")) })
         }
         var binding: (any DriverBinding)?
         do {
@@ -78,11 +78,11 @@ extension Camera {
                     binding = try? backend.bind(BindRequest(device: device, lens: autoLens, stream: streamRequest()), sink: sink)
                 }
             }
-            if binding == nil { return run(core.withLock { $0.bindFailed(generation: generation, error) }) }
+            if binding == nil { return run(core.locked { $0.bindFailed(generation: generation, error) }) }
         }
         guard let binding else { return }
         let now = clock()
-        let (next, adopted) = core.withLock { m in
+        let (next, adopted) = core.locked { m in
             (m.bound(generation: generation, frameRate: binding.format.frameRate, at: now), m.accepts(generation))
         }
         guard adopted else { return binding.close() }  // the session moved on while it opened
@@ -102,22 +102,22 @@ extension Camera {
     /// Starts the live binding's stream, its desired controls already applied, and tells the
     /// machine how it went.
     func startStreaming(_ generation: UInt64) {
-        guard let binding = live.binding, core.withLock({ $0.accepts(generation) }) else { return }
+        guard let binding = live.binding, core.locked({ $0.accepts(generation) }) else { return }
         do {
             try binding.startStreaming()
         } catch {
-            return run(core.withLock { $0.streamingFailed(generation: generation, error) })
+            return run(core.locked { $0.streamingFailed(generation: generation, error) })
         }
-        run(core.withLock { $0.streamingStarted(generation: generation) })
+        run(core.locked { $0.streamingStarted(generation: generation) })
     }
 
     /// Closes the current binding and binds again (lens pin change, facing switch, new frame
     /// rate); nothing when the session is not live.
-    func rebind() { run(core.withLock { $0.rebind() }) }
+    func rebind() { run(core.locked { $0.rebind() }) }
 
     /// Stops streaming and releases the device; the one `isReleased` snapshot when there was
     /// anything to release (S6).
-    func teardown() { run(core.withLock { $0.stop() }) }
+    func teardown() { run(core.locked { $0.stop() }) }
 
     /// Every live value back to idle (the machine's stop began a fresh frame timeline: R5 counts
     /// since the last stop).
@@ -141,7 +141,7 @@ extension Camera {
     /// A producer blocked by a full `.block` stream is released first: close() joins the
     /// producer's thread, and nothing else would wake it (the stream itself stays open).
     func closeBinding() {
-        for q in core.withLock({ $0.streams }) { q.retireProducers() }
+        for q in core.locked({ $0.streams }) { q.retireProducers() }
         if let binding = live.binding {
             live.binding = nil
             boundFormat.set(nil)
@@ -226,7 +226,7 @@ extension Camera {
     func startRamp(to target: Double, seconds: Double) {
         cancelRamp()
         desired.zoom = .ratio(target)
-        guard core.withLock({ $0.isStreaming }), live.binding != nil else { return }
+        guard core.locked({ $0.isStreaming }), live.binding != nil else { return }
         let goal = min(max(target, live.range.lowerBound), live.range.upperBound)
         let start = live.ratio  // the actual current zoom, even mid-ramp
         guard seconds > 0, start != goal else {
@@ -268,7 +268,7 @@ extension Camera {
             return handleEvent(.frameDiscarded(sequence: frame.sequence, reason: .brokenPayload), generation: generation)
         }
         let now = clock()
-        guard let route = core.withLock({ $0.frameArrived(frame, generation: generation, at: now) }) else { return }
+        guard let route = core.locked({ $0.frameArrived(frame, generation: generation, at: now) }) else { return }
         let s = route.settings
         frame.timestamp = route.timestamp
         let frameCrop = NormalizedRect.centered(zoomFactor: s.frameCropFactor)
@@ -288,7 +288,7 @@ extension Camera {
             // effects run on the queue unless the session moved on to another binding first.
             let actions = route.actions
             queue.async { [self] in
-                guard core.withLock({ $0.accepts(generation) }) else { return }
+                guard core.locked({ $0.accepts(generation) }) else { return }
                 run(actions)
             }
         }
@@ -303,17 +303,17 @@ extension Camera {
         for q in route.streams {
             q.push(
                 frame,
-                keepWaiting: { core.withLock { $0.passes(generation) } },
+                keepWaiting: { core.locked { $0.passes(generation) } },
                 waiting: { waiting in
                     let now = clock()
-                    core.withLock { $0.producerWaiting(waiting, at: now) }
+                    core.locked { $0.producerWaiting(waiting, at: now) }
                 })
         }
     }
 
     /// R5: dropped frames are a warning on a running snapshot.
     func reportDroppedFrames(_ count: Int, generation: UInt64) {
-        guard core.withLock({ generation == $0.generation && $0.status == .running }) else { return }
+        guard core.locked({ generation == $0.generation && $0.status == .running }) else { return }
         live.warning = .framesDropped(count)
         emit()
     }
@@ -321,30 +321,30 @@ extension Camera {
     /// A stall seen in the frames' timestamps (the frame router already counted it as an
     /// interruption): a warning on a running snapshot, as the watchdog's interruption would be.
     func reportStall(_ hole: Interruption, generation: UInt64) {
-        guard let length = hole.length, core.withLock({ $0.accepts(generation) && $0.status == .running }) else { return }
+        guard let length = hole.length, core.locked({ $0.accepts(generation) && $0.status == .running }) else { return }
         live.warning = .stalled(start: hole.start, length: length)
         emit()
     }
 
     func handleEvent(_ event: DriverEvent, generation: UInt64) {
         if event == .buffersExhausted {
-            return core.withLock { $0.buffersExhausted(generation: generation) }
+            return core.locked { $0.buffersExhausted(generation: generation) }
         }
         if case .frameDiscarded(let sequence, let reason) = event {
             // On the frame path, in order with the frames: the next frame's gap must not count it.
-            return core.withLock { $0.frameDiscarded(generation: generation, sequence: sequence, reason: reason) }
+            return core.locked { $0.frameDiscarded(generation: generation, sequence: sequence, reason: reason) }
         }
         queue.async { [self] in
-            guard core.withLock({ $0.accepts(generation) }) else { return }
+            guard core.locked({ $0.accepts(generation) }) else { return }
             switch event {
             case .interrupted:
                 let now = clock()
-                run(core.withLock { $0.driverInterrupted(generation: generation, now: now) })
+                run(core.locked { $0.driverInterrupted(generation: generation, now: now) })
             case .endOfStream:
                 let now = clock(), id = device.id
-                run(core.withLock { $0.driverEnded(generation: generation, now: now, device: id) })
+                run(core.locked { $0.driverEnded(generation: generation, now: now, device: id) })
             case .failed(let error):
-                run(core.withLock { $0.driverFailed(generation: generation, error) })
+                run(core.locked { $0.driverFailed(generation: generation, error) })
             case .streamError(let what):
                 // S11: not fatal, and not a disconnect; a warning on the current snapshot.
                 live.warning = .streamError(what)
@@ -388,7 +388,7 @@ extension Camera {
             // A tick of a timer already replaced (stop, rebind) does nothing.
             guard let self, self.watchdogToken == token else { return }
             let now = self.clock()
-            let (actions, next) = self.core.withLock { $0.watchdogTick(now: now) }
+            let (actions, next) = self.core.locked { $0.watchdogTick(now: now) }
             self.run(actions)
             // A rebind inside the tick started a new watchdog; only re-arm our own.
             if self.watchdogToken == token { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }

@@ -85,7 +85,7 @@ extension Camera {
         case .frameRateRange(let range):
             guard range != desired.frameRateRange else { return }
             desired.frameRateRange = range
-            if core.withLock({ $0.isLive }) { rebind() }  // the new rate needs a new stream
+            if core.locked({ $0.isLive }) { rebind() }  // the new rate needs a new stream
             return
         default: return
         }

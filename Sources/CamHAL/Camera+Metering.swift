@@ -80,7 +80,7 @@ extension Camera {
             self.meteringCancel = nil
             self.drainPending()  // a metering call already waiting wins over its predecessor's cancel
             guard !self.desired.metering.isEmpty, self.meteringCancel == nil else { return }
-            self.applyMeteringChange([], autoCancel: nil, isRunning: self.core.withLock { $0.isStreaming })
+            self.applyMeteringChange([], autoCancel: nil, isRunning: self.core.locked { $0.isStreaming })
         }
         meteringCancel = timer
         timer.resume()

@@ -42,7 +42,7 @@ extension Camera {
     /// Publishes one snapshot. With `onlyIfChanged`, nothing is published when the snapshot would
     /// repeat the last one but for its sequence number (S1: one snapshot per change).
     func emit(released: Bool = false, onlyIfChanged: Bool = false) {
-        let session = core.withLock { m in (status: m.status, isPreviewActive: m.isPreviewActive, error: m.error) }
+        let session = core.locked { m in (status: m.status, isPreviewActive: m.isPreviewActive, error: m.error) }
         let nominal = session.status == .starting || session.status == .idle
         // A5: each snapshot carries the device's convergence as it is now.
         live.convergence = nominal ? .unknown : live.binding?.convergence ?? .unknown
@@ -84,7 +84,7 @@ extension Camera {
     /// `generation` is the newest setter generation whose changes are applied (M2), nil to keep
     /// the machine's.
     func publishFrameSettings(generation: UInt64? = nil) {
-        core.withLock { m in
+        core.locked { m in
             let settings = FrameSettings(
                 lens: live.lens, zoomRatio: live.ratio, deviceCropFactor: live.deviceCropFactor,
                 frameCropFactor: live.frameCropFactor, focusMode: live.binding == nil ? nil : live.focusMode,

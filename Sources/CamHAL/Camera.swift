@@ -238,7 +238,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
         watchdog?.cancel()
         // The last reference can go away on a backend's streaming thread (inside a frame
         // callback), and close() joins that thread: the queue, never deinit, closes the binding.
-        let streams = core.withLock { m in
+        let streams = core.locked { m in
             m.closing()
             return m.takeStreams()
         }
@@ -297,10 +297,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     public func frames(policy: BackpressurePolicy) -> FrameStream {
         let stream = FrameStream(policy: policy) { [weak self] n in
             // A blocking stream promised the app every frame: losing one is worth a warning.
-            self?.core.withLock { $0.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
+            self?.core.locked { $0.backpressureDropped(n, warn: policy != .keepOnlyLatest) }
         }
-        let finished = core.withLock { $0.streams }.filter(\.isFinished)
-        let failure = core.withLock { $0.addStream(stream.queue, removing: finished) }
+        let finished = core.locked { $0.streams }.filter(\.isFinished)
+        let failure = core.locked { $0.addStream(stream.queue, removing: finished) }
         // A failed session with no start requested will never deliver: end at once, saying why (R6).
         if let failure { stream.queue.finish(reason: failure) }
         return stream
@@ -308,7 +308,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// Frames delivered and lost since the last `stop()`, by cause, and the interruptions (R5).
     public var frameStatistics: FrameStatistics {
-        core.withLock { $0.timeline.statistics }
+        core.locked { $0.timeline.statistics }
     }
 
     /// The generation of the newest setter call so far (M2): a frame whose
@@ -344,10 +344,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     // MARK: Lifecycle
 
     public func start() {
-        core.withLock { $0.startRequested() }
+        core.locked { $0.startRequested() }
         queue.async { [self] in
             drainPending()
-            run(core.withLock { $0.start() })
+            run(core.locked { $0.start() })
         }
     }
 
@@ -419,7 +419,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
 
     /// One setter's effect on the session (the bodies of the setters, run on the queue).
     func apply(_ change: Change) {
-        let isRunning = core.withLock { $0.isStreaming }
+        let isRunning = core.locked { $0.isStreaming }
         switch change {
         case .zoomRatio(let ratio):
             cancelRamp()
@@ -453,8 +453,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             // A tap is an action on what the camera sees now, not a value kept for later (as
             // CameraX fails `startFocusAndMetering` on an inactive camera): off a running session
             // it is dropped, and the snapshot says so.
-            guard let binding = live.binding, core.withLock({ $0.status == .running }) else {
-                live.warning = .ignored(name: "focus point", reason: "the session is \(core.withLock { $0.status }), not streaming; tap again once it streams")
+            guard let binding = live.binding, core.locked({ $0.status == .running }) else {
+                live.warning = .ignored(name: "focus point", reason: "the session is \(core.locked { $0.status }), not streaming; tap again once it streams")
                 return emit()
             }
             guard device.supportsFocusPoint else {
@@ -469,7 +469,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             emit()
         case .lensSelection(let selection):
             guard selection != desired.lensSelection else { return }
-            let isLive = core.withLock { $0.isLive }
+            let isLive = core.locked { $0.isLive }
             // P2: pinning another lens on a live session is an input-device change.
             if isLive, let lens = selection.pinnedLens, lens != live.lens || live.pinned == nil {
                 resetRuntimeControls()
@@ -484,7 +484,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             }
             desired.facing = facing
             selectedDevice.set(target)
-            if core.withLock({ $0.isLive }) {
+            if core.locked({ $0.isLive }) {
                 // P2: a live facing switch resets the runtime controls and drops the pin.
                 resetRuntimeControls()
                 desired.lensSelection = .automatic

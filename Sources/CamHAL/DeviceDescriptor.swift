@@ -25,7 +25,7 @@ final class LazyFormats: Sendable, Hashable, Codable {
 
     /// The list, loading it on first use (concurrent readers wait for the one load).
     var value: [FormatDescription] {
-        state.withLock { s in
+        state.locked { s in
             switch s {
             case .loaded(let f): return f
             case .pending(let load):
@@ -37,7 +37,7 @@ final class LazyFormats: Sendable, Hashable, Codable {
     }
 
     var ifLoaded: [FormatDescription]? {
-        state.withLock { s in
+        state.locked { s in
             if case .loaded(let f) = s { return f }
             return nil
         }

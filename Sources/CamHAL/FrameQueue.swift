@@ -252,15 +252,15 @@ final class FrameQueue: Sendable {
         state = Mutex(Machine(policy: policy))
     }
 
-    var counters: Counters { state.withLock { $0.counters } }
-    var isFinished: Bool { state.withLock { $0.finished } }
-    var endReason: CameraError? { state.withLock { $0.endReason } }
+    var counters: Counters { state.locked { $0.counters } }
+    var isFinished: Bool { state.locked { $0.finished } }
+    var endReason: CameraError? { state.locked { $0.endReason } }
     /// Frames queued and not yet taken (bounded by the policy).
-    var depth: Int { state.withLock { $0.buffer.count } }
+    var depth: Int { state.locked { $0.buffer.count } }
     /// Consumers parked waiting for a frame (for tests that need one waiting before frames flow).
-    var waitingConsumers: Int { state.withLock { $0.waitingConsumers } }
+    var waitingConsumers: Int { state.locked { $0.waitingConsumers } }
     /// Producers parked by back-pressure (for tests).
-    var blockedProducers: Int { state.withLock { $0.blockedProducers } }
+    var blockedProducers: Int { state.locked { $0.blockedProducers } }
 
     /// Offers a frame. Returns false once the stream has finished. Under `.block` it waits while
     /// the queue is full until a consumer makes room, the stream finishes or the binding retires
@@ -271,7 +271,7 @@ final class FrameQueue: Sendable {
     /// this queue's lock held.
     @discardableResult
     func push(_ frame: Frame, keepWaiting: () -> Bool = { true }, waiting: (Bool) -> Void = { _ in }) -> Bool {
-        let action = state.withLock { $0.push(frame) }
+        let action = state.locked { $0.push(frame) }
         if case .full = action { return pushBlocking(frame, keepWaiting: keepWaiting, waiting: waiting) }
         return complete(action)
     }
@@ -298,17 +298,17 @@ final class FrameQueue: Sendable {
     /// The back-pressure path of `push`: parks the producer with its frame until it is woken.
     private func pushBlocking(_ frame: Frame, keepWaiting: () -> Bool, waiting: (Bool) -> Void) -> Bool {
         let wake = DispatchSemaphore(value: 0)
-        let action = state.withLock { $0.push(frame, blockingAs: wake) }
+        let action = state.locked { $0.push(frame, blockingAs: wake) }
         // A consumer may have made room (or the stream ended) since the first try.
         guard case .wait(let id) = action else { return complete(action) }
         waiting(true)
         defer { waiting(false) }
         var outcome: Machine.ProducerOutcome?
-        if !keepWaiting() { outcome = state.withLock { $0.producerDone(id: id, giveUp: true) } }
+        if !keepWaiting() { outcome = state.locked { $0.producerDone(id: id, giveUp: true) } }
         if outcome == nil {
             // Signalled only after the machine resolved this producer's frame.
             wake.wait()
-            outcome = state.withLock { $0.producerDone(id: id, giveUp: false) }
+            outcome = state.locked { $0.producerDone(id: id, giveUp: false) }
         }
         switch outcome {
         case .accepted?:
@@ -324,7 +324,7 @@ final class FrameQueue: Sendable {
     /// The binding feeding this queue closed: a producer blocked by back-pressure drops its frame
     /// and returns, so the binding's close (which joins the producer's thread) cannot hang.
     func retireProducers() {
-        for p in state.withLock({ $0.retireProducers() }) { p.signal() }
+        for p in state.locked({ $0.retireProducers() }) { p.signal() }
     }
 
     /// The next frame; a cancelled task finishes the stream (the end of a `for await` loop).
@@ -343,7 +343,7 @@ final class FrameQueue: Sendable {
     /// Like `next()`, but gives up after `timeout` seconds, or at once when the task is
     /// cancelled, without finishing the stream.
     func next(timeout: Double) async -> Frame? {
-        let id = state.withLock { $0.beginWait() }
+        let id = state.locked { $0.beginWait() }
         let seconds = Seconds.clamped(timeout)
         var resumedHere = false
         let frame = await withTaskCancellationHandler {
@@ -360,7 +360,7 @@ final class FrameQueue: Sendable {
 
     /// Takes a queued frame for `c` or parks it; whether `c` was resumed here, at once.
     private func take(_ c: CheckedContinuation<Frame?, Never>, id: UInt64?) -> Bool {
-        switch state.withLock({ $0.take(c, id: id) }) {
+        switch state.locked({ $0.take(c, id: id) }) {
         case .parked:
             return false
         case .resume(let consumer, let frame, let wake):
@@ -377,13 +377,13 @@ final class FrameQueue: Sendable {
     /// nothing, and it reported the frame's fields as a race). A frame this task took itself
     /// needs none: it read it under the lock.
     private func handedOver(_ frame: Frame?) -> Frame? {
-        state.withLock { _ in }
+        state.locked { _ in }
         return frame
     }
 
     /// Resolves wait `id` with nil if it is still waiting (timeout or cancellation).
     private func abandon(_ id: UInt64) {
-        state.withLock { $0.abandon(id: id) }?.resume(returning: nil)
+        state.locked { $0.abandon(id: id) }?.resume(returning: nil)
     }
 
     /// Ends the stream: every waiter gets nil at once, queued frames are released, a blocked
@@ -397,7 +397,7 @@ final class FrameQueue: Sendable {
     /// to wait for a frame pays it, on its own thread, while the device opens.
     @inline(never)
     func finish(reason: CameraError? = nil) {
-        let action = state.withLock { $0.finish(reason: reason) }
+        let action = state.locked { $0.finish(reason: reason) }
         for p in action.producers { p.signal() }
         for c in action.consumers { c.resume(returning: nil) }
     }

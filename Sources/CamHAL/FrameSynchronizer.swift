@@ -270,13 +270,13 @@ extension FrameSynchronizer where Item == Frame {
                     for (index, stream) in streams.enumerated() {
                         group.addTask {
                             for try await frame in stream {
-                                let (sets, stats) = state.mutex.withLock { s in
+                                let (sets, stats) = state.mutex.locked { s in
                                     (s.add(frame, timestamp: frame.metadata.timestamp, stream: index), s.statistics)
                                 }
                                 for set in sets { continuation.yield(set) }
                                 onStatistics?(stats)
                             }
-                            let sets = state.mutex.withLock { s in s.finish(stream: index) }
+                            let sets = state.mutex.locked { s in s.finish(stream: index) }
                             for set in sets { continuation.yield(set) }
                         }
                     }
@@ -285,11 +285,11 @@ extension FrameSynchronizer where Item == Frame {
                     while try await group.next() != nil {}
                 }
             } catch {
-                onStatistics?(state.mutex.withLock { $0.statistics })
+                onStatistics?(state.mutex.locked { $0.statistics })
                 continuation.finish(throwing: error)
                 return
             }
-            let (sets, stats) = state.mutex.withLock { s in (s.finish(), s.statistics) }
+            let (sets, stats) = state.mutex.locked { s in (s.finish(), s.statistics) }
             for set in sets { continuation.yield(set) }
             onStatistics?(stats)
             continuation.finish()

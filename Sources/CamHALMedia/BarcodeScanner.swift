@@ -101,7 +101,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// gets no barcodes for them, the same as for a frame that shows none, so an app that
     /// analyzes through `ImageAnalysis` reads this to tell the two apart (`scan(_:)` throws
     /// instead).
-    public var failures: ScanFailures { failed.withLock { $0 } }
+    public var failures: ScanFailures { failed.locked { $0 } }
 
     /// - Parameters:
     ///   - formats: the symbologies to look for (QR, EAN-13 and Code 128 by default, as in the seeds).
@@ -140,7 +140,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
         switch Result(catching: { () throws(CameraError) in try scan(frame) }) {
         case .success(let codes): found = codes
         case .failure(let error):
-            failed.withLock { $0.frames += 1; $0.lastError = error }
+            failed.locked { $0.frames += 1; $0.lastError = error }
             found = []
         }
         onResult?(found, frame)
@@ -160,7 +160,7 @@ public final class BarcodeScanner: FrameAnalyzer, @unchecked Sendable {
     /// Scans an 8-bit gray image that shows `origin` of a frame (pixel coordinates are offset by it).
     func scanGray(_ gray: PackedImage, origin: PixelRect, mirrored: Bool) throws(CameraError) -> [Barcode] {
         let scanner = try scanner.get()
-        return lock.withLock { _ in scanLocked(scanner, gray, origin: origin, mirrored: mirrored) }
+        return lock.locked { _ in scanLocked(scanner, gray, origin: origin, mirrored: mirrored) }
     }
 
     /// `scanGray` with `lock` held: zbar's scanner keeps state between images.

@@ -55,11 +55,11 @@ public final class ImageAnalysis: Sendable {
         self.init(camera: camera, queue: queue, analyzer: { [analyzer] in analyzer.analyze($0) })
     }
 
-    deinit { current.withLock { $0.stream?.cancel() } }
+    deinit { current.locked { $0.stream?.cancel() } }
 
     /// Starts analysing (idempotent).
     public func start() {
-        task.withLock { t in
+        task.locked { t in
             guard t == nil else { return }
             t = Task.detached { [self] in await run() }
         }
@@ -67,13 +67,13 @@ public final class ImageAnalysis: Sendable {
 
     /// Stops; the analyzer is not called after this returns.
     public func stop() async {
-        let s = current.withLock { c -> FrameStream? in
+        let s = current.locked { c -> FrameStream? in
             c.stopped = true
             return c.stream
         }
         s?.cancel()
         // Also ends a wait for the session's next snapshot (`run`).
-        let t = task.withLock({ $0 })
+        let t = task.locked({ $0 })
         t?.cancel()
         await t?.value
         queue.sync {}
@@ -81,8 +81,8 @@ public final class ImageAnalysis: Sendable {
 
     /// Frames analysed and skipped so far.
     public var stats: AnalysisStats {
-        var s = counters.withLock({ $0 })
-        let c = current.withLock({ $0 })
+        var s = counters.locked({ $0 })
+        let c = current.locked({ $0 })
         s.dropped += c.stream?.droppedFrames ?? 0
         return s
     }
@@ -92,8 +92,8 @@ public final class ImageAnalysis: Sendable {
         while true {
             let seen = camera.currentState.sequence
             let stream = camera.frames(policy: .keepOnlyLatest)
-            let stopped = current.withLock { c -> Bool in
-                if let old = c.stream { counters.withLock { $0.dropped += old.droppedFrames } }
+            let stopped = current.locked { c -> Bool in
+                if let old = c.stream { counters.locked { $0.dropped += old.droppedFrames } }
                 c.stream = stream
                 return c.stopped
             }
@@ -109,7 +109,7 @@ public final class ImageAnalysis: Sendable {
                 delivered = true
                 if let last = lastSequence, frame.sequence > last + 1 {
                     let gap = Int(frame.sequence - last - 1)
-                    counters.withLock { $0.sequenceGaps += gap }
+                    counters.locked { $0.sequenceGaps += gap }
                 }
                 lastSequence = frame.sequence
                 let delay = Seconds.monotonic() - frame.timestamp
@@ -120,14 +120,14 @@ public final class ImageAnalysis: Sendable {
                         c.resume()
                     }
                 }
-                counters.withLock {
+                counters.locked {
                     $0.analyzed += 1
                     $0.lastQueueDelay = .seconds(delay)
                 }
             }
             // The session stopped (or we were cancelled): a new stream waits for it to stream again.
             lastSequence = nil
-            if current.withLock({ $0 }).stopped { return }
+            if current.locked({ $0 }).stopped { return }
             // A stream that ended before any frame (the session failed: a new one would end at once
             // until `start()`) is made again only after the session's next transition, awaited.
             if !delivered, await camera.firstState(within: nil, where: { $0.sequence > seen }) == nil, !Task.isCancelled {

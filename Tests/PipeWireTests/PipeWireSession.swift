@@ -172,7 +172,7 @@ final class HangupWatch: Sendable {
                 }
             }
             close(fd)
-            let waiter = self.closedAt.withLock { s -> CheckedContinuation<Double?, Never>? in
+            let waiter = self.closedAt.locked { s -> CheckedContinuation<Double?, Never>? in
                 s.at = at
                 s.done = true
                 defer { s.waiter = nil }
@@ -186,7 +186,7 @@ final class HangupWatch: Sendable {
     /// The moment the daemon's side closed, once it has (nil if it did not within a minute).
     func hangup() async -> Double? {
         await withCheckedContinuation { c in
-            let ready = closedAt.withLock { s -> (Bool, Double?) in
+            let ready = closedAt.locked { s -> (Bool, Double?) in
                 if !s.done { s.waiter = c }
                 return (s.done, s.at)
             }

@@ -21,14 +21,14 @@ public final class StateLog: Sendable {
     }
 
     /// Every snapshot recorded so far.
-    public var value: [CameraState] { state.withLock { $0.snapshots } }
+    public var value: [CameraState] { state.locked { $0.snapshots } }
 
     /// The first recorded snapshot (old or new) from `index` on that satisfies `predicate`,
     /// waiting for new ones; nil once the waiting task is cancelled.
     public func first(after index: Int = 0, where predicate: (CameraState) -> Bool) async -> CameraState? {
         var checked = max(0, index)
         while !Task.isCancelled {
-            let new = state.withLock { s in s.snapshots.count > checked ? Array(s.snapshots[checked...]) : [] }
+            let new = state.locked { s in s.snapshots.count > checked ? Array(s.snapshots[checked...]) : [] }
             if let s = new.first(where: predicate) { return s }
             checked += new.count
             await waitForMore(than: checked)
@@ -46,7 +46,7 @@ public final class StateLog: Sendable {
     }
 
     private func append(_ snapshot: CameraState) {
-        let woken = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let woken = state.locked { s -> [CheckedContinuation<Void, Never>] in
             s.snapshots.append(snapshot)
             defer { s.waiters.removeAll() }
             return Array(s.waiters.values)
@@ -56,13 +56,13 @@ public final class StateLog: Sendable {
 
     /// Returns once more than `count` snapshots are recorded, or the task is cancelled.
     private func waitForMore(than count: Int) async {
-        let id = state.withLock { s -> UInt64 in
+        let id = state.locked { s -> UInt64 in
             s.nextID &+= 1
             return s.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
+                let now = state.locked { s -> Bool in
                     if s.cancelledEarly.remove(id) != nil || s.snapshots.count > count { return true }
                     s.waiters[id] = c
                     return false
@@ -70,7 +70,7 @@ public final class StateLog: Sendable {
                 if now { c.resume() }
             }
         } onCancel: {
-            let parked = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            let parked = state.locked { s -> CheckedContinuation<Void, Never>? in
                 if let c = s.waiters.removeValue(forKey: id) { return c }
                 s.cancelledEarly.insert(id)
                 return nil

@@ -165,7 +165,7 @@ struct MultiWebcamTests {
         let enough = DispatchSemaphore(value: 0)
         @Sendable func record(_ sets: [SynchronizedSet<UInt64>]) {
             let ms = sets.map { s in Double(s.skew.components.attoseconds) * 1e-15 + Double(s.skew.components.seconds) * 1e3 }
-            let reached = skews.withLock { s -> Bool in
+            let reached = skews.locked { s -> Bool in
                 let before = s.count
                 s += ms
                 return before < 300 && s.count >= 300
@@ -177,8 +177,8 @@ struct MultiWebcamTests {
         func sink(_ index: Int) -> DriverSink {
             DriverSink(frame: { f in
                 let t = f.metadata.timestamp
-                spans.withLock { $0[index] = ($0[index]?.first ?? t, t) }
-                record(sync.withLock { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) })
+                spans.locked { $0[index] = ($0[index]?.first ?? t, t) }
+                record(sync.locked { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) })
             }, event: { _ in })
         }
         let b0 = try V4L2Backend().bindStreaming(BindRequest(device: devices[0], lens: devices[0].lenses[0], stream: request), sink: sink(0))
@@ -193,15 +193,15 @@ struct MultiWebcamTests {
         _ = enough.wait(timeout: .now() + 45)
         // The reference camera stops first: the other's frames after that are outside the overlap.
         b0.close()
-        record(sync.withLock { $0.finish(stream: 0) })
+        record(sync.locked { $0.finish(stream: 0) })
         b1.close()
-        record(sync.withLock { $0.finish() })
-        let stats = sync.withLock { $0.statistics }
-        let sorted = skews.withLock { $0 }.sorted()
+        record(sync.locked { $0.finish() })
+        let stats = sync.locked { $0.statistics }
+        let sorted = skews.locked { $0 }.sorted()
         try #require(!sorted.isEmpty, "no set formed: \(stats)")
         let p50 = sorted[sorted.count / 2], p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
         let complete = stats.completeness ?? 0
-        let delivered = zip(stats.received, spans.withLock { $0 }).map { n, span in
+        let delivered = zip(stats.received, spans.locked { $0 }).map { n, span in
             span.map { $0.last > $0.first ? Double(n - 1) / ($0.last - $0.first) : 0 } ?? 0
         }
         let toleranceMs = Double(tolerance.components.attoseconds) * 1e-15 + Double(tolerance.components.seconds) * 1e3

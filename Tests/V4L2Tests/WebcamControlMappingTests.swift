@@ -33,21 +33,21 @@ struct WebcamControlMappingTests {
         func queryControl(_ id: UInt32) -> ControlInfo? { infos[id] }
         func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { id == V4L2ImageControls.exposureAutoID && menu.contains(Int32(index)) }
         func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
-            reads.withLock { $0[id, default: 0] += 1 }
-            guard let v = values.withLock({ $0[id] }) else { throw V4L2Errno(EINVAL, "VIDIOC_G_CTRL") }
+            reads.locked { $0[id, default: 0] += 1 }
+            guard let v = values.locked({ $0[id] }) else { throw V4L2Errno(EINVAL, "VIDIOC_G_CTRL") }
             return v
         }
         func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
-            if refusing.withLock({ $0 }) { throw V4L2Errno(EIO, "VIDIOC_S_CTRL") }
+            if refusing.locked({ $0 }) { throw V4L2Errno(EIO, "VIDIOC_S_CTRL") }
             guard let info = infos[id] else { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
             if id == V4L2ImageControls.exposureAutoID, !menu.contains(value) { throw V4L2Errno(EINVAL, "VIDIOC_S_CTRL") }
             // uvcvideo (uvc_ctrl_is_accessible): the exposure time is refused unless the menu is Manual,
             // Shutter Priority included.
-            if id == V4L2ImageControls.exposureAbsoluteID, values.withLock({ $0[V4L2ImageControls.exposureAutoID] }) != 1 {
+            if id == V4L2ImageControls.exposureAbsoluteID, values.locked({ $0[V4L2ImageControls.exposureAutoID] }) != 1 {
                 throw V4L2Errno(EACCES, "VIDIOC_S_CTRL")
             }
             let v = Int32(min(max(Int64(value), info.minimum), info.maximum))
-            values.withLock { $0[id] = v }
+            values.locked { $0[id] = v }
             return v
         }
     }
@@ -108,9 +108,9 @@ struct WebcamControlMappingTests {
         let c920 = Self.c920()
         let controls = V4L2ImageControls(c920)
         func once(_ apply: () -> Void) -> [UInt32: Int] {
-            c920.reads.withLock { $0 = [:] }
+            c920.reads.locked { $0 = [:] }
             apply()
-            return c920.reads.withLock { $0 }
+            return c920.reads.locked { $0 }
         }
         var reported = ExposureSettings()
         var reads = once { reported = controls.applyExposure(ExposureSettings(mode: .continuousAuto), fd: c920) }
@@ -189,7 +189,7 @@ struct WebcamControlMappingTests {
     func refusedWritesAnswerTheDevice() throws {
         let c920 = Self.c920()
         let controls = V4L2ImageControls(c920)
-        c920.refusing.withLock { $0 = true }
+        c920.refusing.locked { $0 = true }
         let manual = ExposureSettings(mode: .manual, duration: .milliseconds(10), gain: 20)
         let exposure = controls.applyExposure(manual, fd: c920)
         #expect(exposure.mode == .continuousAuto)
@@ -200,7 +200,7 @@ struct WebcamControlMappingTests {
         #expect(whiteBalance.mode == .auto && whiteBalance.temperature == 4000)
         #expect(ReadBack.whiteBalance(asked: warm, got: whiteBalance)?.code == "ignored")
         // Taken: nothing to warn about.
-        c920.refusing.withLock { $0 = false }
+        c920.refusing.locked { $0 = false }
         let taken = controls.applyExposure(manual, fd: c920)
         #expect(taken.mode == .manual && ReadBack.exposure(asked: manual, got: taken) == nil, "\(taken)")
         let takenWB = controls.applyWhiteBalance(warm, fd: c920)

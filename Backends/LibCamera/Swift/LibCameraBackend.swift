@@ -165,7 +165,7 @@ final class LibCameraWatch: DeviceWatch, Sendable {
             watch.changed(id: String(cString: id), added: added != 0)
         }, Unmanaged.passUnretained(self).toOpaque())
         guard t != 0 else { return nil }
-        token.withLock { $0 = t }
+        token.locked { $0 = t }
     }
 
     /// Runs on libcamera's thread: hop off it before asking the manager for the descriptor.
@@ -180,7 +180,7 @@ final class LibCameraWatch: DeviceWatch, Sendable {
     }
 
     func cancel() {
-        let t = token.withLock { t -> UInt64 in defer { t = 0 }; return t }
+        let t = token.locked { t -> UInt64 in defer { t = 0 }; return t }
         if t != 0 { camhal_lc_unwatch(t) }
     }
 

@@ -138,7 +138,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             crop = LibCameraGeometry.normalized(
                 SensorRect(x: Int(c.crop_x), y: Int(c.crop_y), width: Int(c.crop_width), height: Int(c.crop_height)), in: maximum)
         } else {
-            crop = state.withLock({ $0 }).crop
+            crop = state.locked({ $0 }).crop
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
@@ -161,7 +161,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     }
 
     func disconnected() {
-        let report = state.withLock { s -> Bool in
+        let report = state.locked { s -> Bool in
             defer { s.reportedLoss = true }
             return !s.closed && !s.reportedLoss
         }
@@ -172,7 +172,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// V4L2 Aperture Priority entry, which not every webcam has): a warning naming them, since
     /// the snapshot's values for them did not reach the device.
     func controlsRefused(_ names: String) {
-        guard !state.withLock({ $0 }).closed else { return }
+        guard !state.locked({ $0 }).closed else { return }
         sink.report(.streamError("libcamera refused a request's controls (\(names)); the device kept its previous values"))
     }
 
@@ -181,7 +181,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
         timer.setEventHandler { [weak self] in
             guard let self, let handle = self.handle else { return }
-            let s = self.state.withLock({ $0 })
+            let s = self.state.locked({ $0 })
             guard !s.closed, !s.reportedLoss else { return }
             if camhal_lc_device_lost(handle.pointer) != 0 { self.disconnected() }
         }
@@ -195,7 +195,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         guard let maximum = info.scalerCropMaximum, let handle else { return .none }
         let rect = LibCameraGeometry.scalerCrop(factor: factor, maximum: maximum, minimum: info.scalerCropMinimum)
         camhal_lc_set_crop(handle.pointer, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height))
-        state.withLock { $0.crop = LibCameraGeometry.normalized(rect, in: maximum) }
+        state.locked { $0.crop = LibCameraGeometry.normalized(rect, in: maximum) }
         return .device(factor: LibCameraGeometry.factor(of: rect, in: maximum))
     }
 
@@ -212,18 +212,18 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
             trigger = info.hasAfTrigger ? 1 : 0
         case .locked: af = Int32(CAMHAL_LC_AF_AUTO)
         case .manual: af = Int32(CAMHAL_LC_AF_MANUAL)
-        case .fixed: return state.withLock({ $0 }).focusMode
+        case .fixed: return state.locked({ $0 }).focusMode
         }
-        guard info.afModes.contains(af) else { return state.withLock({ $0 }).focusMode }
+        guard info.afModes.contains(af) else { return state.locked({ $0 }).focusMode }
         camhal_lc_set_focus(handle.pointer, af, trigger, 0, 0, 0, 0, -1)
-        state.withLock { $0.focusMode = mode }
+        state.locked { $0.focusMode = mode }
         return mode
     }
 
     func applyFocusPoint(_ point: NormalizedPoint) -> Bool {
         guard info.hasAfWindows, let reference = info.cropReference, let handle else { return false }
         let window = LibCameraGeometry.afWindow(at: point, maximum: reference)
-        let trigger: Int32 = state.withLock({ $0 }).focusMode == .auto && info.hasAfTrigger ? 1 : 0
+        let trigger: Int32 = state.locked({ $0 }).focusMode == .auto && info.hasAfTrigger ? 1 : 0
         camhal_lc_set_focus(
             handle.pointer, -1, trigger, Int32(window.x), Int32(window.y), UInt32(window.width), UInt32(window.height), -1)
         return true
@@ -261,7 +261,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
         let exposureTime = info.controls.first { $0.name == "ExposureTime" }
         var batch: [(name: String, value: Double?)] = []
         if applied.mode == .manual {
-            let kept = state.withLock { s -> (Duration?, Double?) in
+            let kept = state.locked { s -> (Duration?, Double?) in
                 if let d = request.duration { s.duration = d }
                 if let g = request.gain { s.gain = g }
                 return (s.duration, s.gain)
@@ -315,7 +315,7 @@ final class LibCameraBinding: DriverBinding, @unchecked Sendable {
     /// Stops (blocking until libcamera completed or cancelled every request), frees the buffers'
     /// allocator, releases the camera. Frames still held keep their memory mapped until dropped.
     func close() {
-        let first = state.withLock { s -> Bool in defer { s.closed = true }; return !s.closed }
+        let first = state.locked { s -> Bool in defer { s.closed = true }; return !s.closed }
         guard first, let handle else { return }
         lossTimer?.cancel()
         camhal_lc_close(handle.pointer)
@@ -329,8 +329,8 @@ final class LibCameraRelay: Sendable {
     private struct Target { weak var binding: LibCameraBinding? }
     private let target = Mutex(Target())
     var binding: LibCameraBinding? {
-        get { target.withLock { $0.binding } }
-        set { target.withLock { $0.binding = newValue } }
+        get { target.locked { $0.binding } }
+        set { target.locked { $0.binding = newValue } }
     }
 }
 

@@ -99,7 +99,7 @@ final class LibCameraControlWatchers: Sendable {
         private let onCancel: @Sendable () -> Void
         private let done = Mutex(false)
         init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
-        func cancel() { if done.withLock({ d -> Bool in defer { d = true }; return !d }) { onCancel() } }
+        func cancel() { if done.locked({ d -> Bool in defer { d = true }; return !d }) { onCancel() } }
         deinit { cancel() }
     }
 }

@@ -142,7 +142,7 @@ enum LibCameraManager {
         if rc < 0 {
             throw CameraError.backendUnavailable(backend: "libcamera", reason: message(err, fallback: "enumeration failed (\(rc))"))
         }
-        formatCache.withLock { $0.keep(cameras: Set(box.value.map(\.id))) }
+        formatCache.locked { $0.keep(cameras: Set(box.value.map(\.id))) }
         return box.value.map { info in
             var info = info
             info.controls = controls(cameraID: info.id)
@@ -182,9 +182,9 @@ enum LibCameraManager {
     /// the combination is invalid.
     static func validated(cameraID: String, fourcc: UInt32, size: Size) -> (fourcc: UInt32, size: Size)? {
         let key = FormatCache.Key(camera: cameraID, fourcc: fourcc, size: size)
-        if let known = formatCache.withLock({ $0.validated[key] }) { return known.map { ($0.fourcc, $0.size) } }
+        if let known = formatCache.locked({ $0.validated[key] }) { return known.map { ($0.fourcc, $0.size) } }
         let answer = validatedUncached(cameraID: cameraID, fourcc: fourcc, size: size)
-        formatCache.withLock { $0.validated[key] = .some(answer.map { FormatCache.Answer(fourcc: $0.fourcc, size: $0.size) }) }
+        formatCache.locked { $0.validated[key] = .some(answer.map { FormatCache.Answer(fourcc: $0.fourcc, size: $0.size) }) }
         return answer
     }
 
@@ -197,9 +197,9 @@ enum LibCameraManager {
 
     /// The viewfinder formats of one camera (no acquire, no streaming).
     static func formats(cameraID: String) throws(CameraError) -> LibCameraFormats {
-        if let known = formatCache.withLock({ $0.formats[cameraID] }) { return known }
+        if let known = formatCache.locked({ $0.formats[cameraID] }) { return known }
         let formats = try formatsUncached(cameraID: cameraID)
-        formatCache.withLock { $0.formats[cameraID] = formats }
+        formatCache.locked { $0.formats[cameraID] = formats }
         return formats
     }
 

@@ -80,7 +80,7 @@ public final class PipeWireBackend: CameraBackend, Sendable {
 
     /// The portal decision for this backend.
     var route: PortalRoute {
-        resolvedRoute.withLock { r in
+        resolvedRoute.locked { r in
             if let r { return r }
             let made = PortalRoute(portal, remote: remote, bus: portalBus)
             r = made
@@ -123,21 +123,21 @@ public final class PipeWireBackend: CameraBackend, Sendable {
     func describe(_ node: PipeWireNode, id: String, on connection: PipeWireConnection) -> DeviceDescriptor {
         let formats = connection.formats(of: node.globalID, timeoutMilliseconds: timeoutMilliseconds)
         let controls = PipeWireControls(connection: connection, node: node, timeoutMilliseconds: timeoutMilliseconds)
-        serials.withLock { $0[id] = node.serial }
-        controlsByID.withLock { $0[id] = controls }
+        serials.locked { $0[id] = node.serial }
+        controlsByID.locked { $0[id] = controls }
         var d = Self.descriptor(node, id: id, formats: formats, controls: controls)
         if route.usesPortal { d.details["pipewire.portal"] = "through the camera portal" }
         return d
     }
 
     /// The controls of device `id` from the last listing.
-    func controls(of id: String) -> PipeWireControls? { controlsByID.withLock { $0[id] } }
+    func controls(of id: String) -> PipeWireControls? { controlsByID.locked { $0[id] } }
 
     /// The node serial of device `id`, listing again when it is not known yet.
     func serial(of id: String) throws(CameraError) -> UInt64 {
-        if let s = serials.withLock({ $0 })[id] { return s }
+        if let s = serials.locked({ $0 })[id] { return s }
         _ = try devices()
-        guard let s = serials.withLock({ $0 })[id] else { throw .unknownDevice(id: id, backend: identifier) }
+        guard let s = serials.locked({ $0 })[id] else { throw .unknownDevice(id: id, backend: identifier) }
         return s
     }
 

@@ -140,22 +140,22 @@ final class PipeWireBinding: DriverBinding, Sendable {
         let n = Int(camhal_pw_stream_props(stream.raw, &raw, Int32(raw.count)))
         guard let access, n > 0 else { return }
         let reported = raw.prefix(n).filter { $0.kind != UInt32(CAMHAL_PW_PROP_FLOAT) }.map { (propID: $0.id, value: $0.value) }
-        guard sawProps.withLock({ s -> Bool in defer { s = true }; return s }) else { return access.baseline(reported) }
+        guard sawProps.locked({ s -> Bool in defer { s = true }; return s }) else { return access.baseline(reported) }
         var zoom: Double?, focus: FocusMode?
         for change in access.update(reported: reported) {
             let meaning = V4L2ControlSemantics.controlChange(id: change.v4l2ID, value: change.value, zoom: zoomMapping, hasFocusAbsolute: hasFocusAbsolute)
             zoom = meaning.zoomFactor ?? zoom
             focus = meaning.focusMode ?? focus
         }
-        if let zoom { sensorCrop.withLock { $0 = .centered(zoomFactor: zoom) } }
-        if (zoom != nil || focus != nil) && !closed.withLock({ $0 }) { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
+        if let zoom { sensorCrop.locked { $0 = .centered(zoomFactor: zoom) } }
+        if (zoom != nil || focus != nil) && !closed.locked({ $0 }) { sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus)) }
     }
 
     /// After a failure, waits for close (the shim answers STOPPED then).
     private func waitForStop() {
         var f = camhal_pw_frame()
         var message: UnsafePointer<CChar>?
-        while !closed.withLock({ $0 }) {
+        while !closed.locked({ $0 }) {
             if camhal_pw_stream_next(stream.raw, 200, &f, &message) == Int32(CAMHAL_PW_NEXT_STOPPED) { return }
         }
     }
@@ -178,7 +178,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
         }
         let frame = Frame(
             format: format.pixelFormat, width: format.width, height: format.height, planes: planes,
-            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.withLock({ $0 }),
+            sequence: sequence, timestamp: timestamp, sensorCrop: sensorCrop.locked({ $0 }),
             onRelease: { camhal_pw_stream_release(stream.raw, buffer.raw) })
         sink.deliver(frame)
     }
@@ -211,7 +211,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
             return .none
         }
         let appliedFactor = mapping.factor(forValue: Int64(applied))
-        sensorCrop.withLock { $0 = .centered(zoomFactor: appliedFactor) }
+        sensorCrop.locked { $0 = .centered(zoomFactor: appliedFactor) }
         return .device(factor: appliedFactor)
     }
 
@@ -251,7 +251,7 @@ final class PipeWireBinding: DriverBinding, Sendable {
     /// Stops delivery, joins the delivery thread and disconnects the stream. Frames the app
     /// still holds keep their mapping; the shim frees the rest when the last one is released.
     func close() {
-        guard closed.withLock({ c -> Bool in defer { c = true }; return !c }) else { return }
+        guard closed.locked({ c -> Bool in defer { c = true }; return !c }) else { return }
         camhal_pw_stream_stop(stream.raw)
         finished.wait()
         camhal_pw_stream_free(stream.raw)

@@ -49,7 +49,7 @@ final class PipeWireControlDriver: DeviceControlDriver {
     }
 
     private func descriptors(_ controls: PipeWireControls, serial: UInt64) -> [DeviceControl] {
-        controls.descriptors(owners: owners, written: Self.written.withLock { $0[serial] ?? [:] })
+        controls.descriptors(owners: owners, written: Self.written.locked { $0[serial] ?? [:] })
     }
 
     func controls() throws(CameraError) -> [DeviceControl] {
@@ -87,7 +87,7 @@ final class PipeWireControlDriver: DeviceControlDriver {
         // What the node now reports, where it reports values; else what was written.
         let after = PipeWireControls(connection: connection, node: node, timeoutMilliseconds: backend.timeoutMilliseconds)
         if let reported = after.entry(controlID: control.id)?.value { return reported }
-        Self.written.withLock { $0[node.serial, default: [:]][entry.propID] = value }
+        Self.written.locked { $0[node.serial, default: [:]][entry.propID] = value }
         return value
     }
 

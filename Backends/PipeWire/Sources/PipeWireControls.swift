@@ -198,15 +198,15 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
     /// session's first zoom write, then this param with the zoom a previous session had left,
     /// reported as another client's zoom (the conformance run on the test camera, under load).
     func baseline(_ reported: [(propID: UInt32, value: Int64)]) {
-        let pending = unechoed.withLock { p in Set(p.filter { !$0.value.isEmpty }.keys) }
-        values.withLock { known in
+        let pending = unechoed.locked { p in Set(p.filter { !$0.value.isEmpty }.keys) }
+        values.locked { known in
             for r in reported where !pending.contains(r.propID) { known[r.propID] = r.value }
         }
     }
 
     /// Records values the node reported (a Props param); returns the V4L2 IDs whose value changed.
     func update(reported: [(propID: UInt32, value: Int64)]) -> [(v4l2ID: UInt32, value: Int64)] {
-        let echoes = unechoed.withLock { pending -> Set<UInt32> in
+        let echoes = unechoed.locked { pending -> Set<UInt32> in
             var echoes: Set<UInt32> = []
             for r in reported {
                 guard let i = pending[r.propID]?.firstIndex(of: r.value) else { continue }
@@ -215,7 +215,7 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
             }
             return echoes
         }
-        return values.withLock { known in
+        return values.locked { known in
             var changed: [(UInt32, Int64)] = []
             for r in reported where !echoes.contains(r.propID) && known[r.propID] != r.value {
                 known[r.propID] = r.value
@@ -230,7 +230,7 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
     /// Whether V4L2 control `id` has a known value (reported by the node or written here).
     func reportsValue(_ id: UInt32) -> Bool {
         guard let e = controls.entry(v4l2ID: id) else { return false }
-        return values.withLock { $0[e.propID] != nil }
+        return values.locked { $0[e.propID] != nil }
     }
 
     func queryControl(_ id: UInt32) -> ControlInfo? {
@@ -247,7 +247,7 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
 
     func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
         guard let e = controls.entry(v4l2ID: id) else { throw V4L2Errno(EINVAL, "PipeWire node control 0x\(String(id, radix: 16))") }
-        guard let v = values.withLock({ $0[e.propID] }) else {
+        guard let v = values.locked({ $0[e.propID] }) else {
             throw V4L2Errno(ENODATA, "PipeWire node control \(e.displayName): the node reports no value")
         }
         return Int32(clamping: v)
@@ -265,11 +265,11 @@ final class PipeWireV4L2Controls: V4L2ControlAccess, Sendable {
             throw V4L2Errno(EINVAL, "PipeWire node control \(e.displayName): no menu entry \(stored)")
         }
         // Known before the write: the node's Props param announcing it may arrive while it runs.
-        let before = values.withLock { known -> Int64? in defer { known[e.propID] = stored }; return known[e.propID] }
-        unechoed.withLock { $0[e.propID, default: []] = Array(($0[e.propID] ?? []).suffix(7)) + [stored] }
+        let before = values.locked { known -> Int64? in defer { known[e.propID] = stored }; return known[e.propID] }
+        unechoed.locked { $0[e.propID, default: []] = Array(($0[e.propID] ?? []).suffix(7)) + [stored] }
         if let refusal = writer(e, stored) {
-            values.withLock { $0[e.propID] = before }
-            unechoed.withLock { _ = $0[e.propID]?.popLast() }
+            values.locked { $0[e.propID] = before }
+            unechoed.locked { _ = $0[e.propID]?.popLast() }
             throw V4L2Errno(EIO, "PipeWire set_param(Props) \(e.displayName): \(refusal)")
         }
         return Int32(clamping: stored)

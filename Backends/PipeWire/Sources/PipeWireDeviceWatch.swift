@@ -30,7 +30,7 @@ enum PipeWireDeviceWatch {
                     }
                     camhal_pw_conn_watch(c.handle)
                     connection = c
-                    waits.connection.withLock { $0 = c }
+                    waits.connection.locked { $0 = c }
                     nodes = Dictionary(c.nodes().filter(\.isCamera).map { ($0.globalID, $0) }, uniquingKeysWith: { a, _ in a })
                     // What appeared or vanished while there was no connection.
                     let now = Set(nodes.values.map(id(of:)))
@@ -77,7 +77,7 @@ enum PipeWireDeviceWatch {
         var wake: @Sendable () -> Void {
             { [self] in
                 retry.signal()
-                if let c = connection.withLock({ $0 }) { camhal_pw_conn_wake(c.handle) }
+                if let c = connection.locked({ $0 }) { camhal_pw_conn_wake(c.handle) }
             }
         }
     }

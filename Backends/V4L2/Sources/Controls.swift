@@ -128,20 +128,20 @@ final class ControlSnapshot: V4L2ControlAccess, Sendable {
     }
 
     /// Every later read goes to the device.
-    func forget() { held.withLock { $0 = HeldControlValues() } }
+    func forget() { held.locked { $0 = HeldControlValues() } }
 
     func queryControl(_ id: UInt32) -> ControlInfo? { base.queryControl(id) }
     func hasMenuEntry(_ id: UInt32, _ index: UInt32) -> Bool { base.hasMenuEntry(id, index) }
 
     func getControl(_ id: UInt32) throws(V4L2Errno) -> Int32 {
-        if let v = held.withLock({ $0.value(id) }) { return v }
+        if let v = held.locked({ $0.value(id) }) { return v }
         return try base.getControl(id)
     }
 
     @discardableResult
     func setControl(_ id: UInt32, _ value: Int32) throws(V4L2Errno) -> Int32 {
         let stored = try base.setControl(id, value)
-        held.withLock { if $0.value(id) != nil { $0.hold(id, stored) } }
+        held.locked { if $0.value(id) != nil { $0.hold(id, stored) } }
         return stored
     }
 }

@@ -23,7 +23,7 @@ final class OpenedNode: Sendable {
 
     /// The open descriptor and its device number, once; nil when it was taken already.
     func take() -> (fd: DeviceFD, deviceNumber: UInt64)? {
-        fd.withLock { held in
+        fd.locked { held in
             defer { held = nil }
             return held.map { ($0, deviceNumber) }
         }

@@ -314,7 +314,7 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// nothing (a UVC control transfer issued while isochronous packets flow was seen to take
     /// 0.2 s under emulation, and its frames were held back until it finished).
     func startStreaming() throws(CameraError) {
-        guard !closed.withLock({ $0 }), !started.withLock({ $0 }) else { return }
+        guard !closed.locked({ $0 }), !started.locked({ $0 }) else { return }
         controls.forget()  // the first applies are done; the device's auto modes move values from now on
         var type = Int32(V4L2Formats.captureType)
         do {
@@ -324,7 +324,7 @@ final class V4L2Binding: DriverBinding, Sendable {
                 device: deviceID, node: node, descriptor: core.fd.raw, requested: format, offered: device.formats, field: field)
         }
         core.markStreaming()
-        started.withLock { $0 = true }
+        started.locked { $0 = true }
         start()
     }
 
@@ -348,7 +348,7 @@ final class V4L2Binding: DriverBinding, Sendable {
 
     private func start() {
         core.reportRequeueFailures { [weak self] message, recovered in
-            guard let self, !self.closed.withLock({ $0 }) else { return }
+            guard let self, !self.closed.locked({ $0 }) else { return }
             let what = "\(self.deviceID): \(message)"
             self.sink.report(.streamError(what))
             if !recovered { self.restart(because: what) }
@@ -377,7 +377,7 @@ final class V4L2Binding: DriverBinding, Sendable {
                 sink.report(.failed(.streamFailed("\(deviceID): poll: \(String(cString: strerror(errno)))")))
                 return
             }
-            if pfd[1].revents != 0 || closed.withLock({ $0 }) { return }
+            if pfd[1].revents != 0 || closed.locked({ $0 }) { return }
             if r == 0 {
                 // A stall: the core's watchdog decides, unless the device is gone (an unplug
                 // while no buffer was queued gives no poll event at all).
@@ -417,7 +417,7 @@ final class V4L2Binding: DriverBinding, Sendable {
                     // inject_fatal_streaming_error) but the device is still there: a stream
                     // error, and a restart of the stream (S11), not a disconnect.
                     let what = "\(deviceID): the driver failed the stream (\(error.description))"
-                    if !closed.withLock({ $0 }) { sink.report(.streamError(what)) }
+                    if !closed.locked({ $0 }) { sink.report(.streamError(what)) }
                     return restart(because: what)
                 }
                 sink.report(.failed(error.cameraError(device: deviceID, fallback: CameraError.streamFailed)))
@@ -453,9 +453,9 @@ final class V4L2Binding: DriverBinding, Sendable {
                 planes: planes(base: UnsafeRawPointer(buffer.address), bytesUsed: used),
                 sequence: sequence,
                 timestamp: stamp,
-                sensorCrop: sensorCrop.withLock({ $0 }),
+                sensorCrop: sensorCrop.locked({ $0 }),
                 onRelease: { core.requeue(index) })
-            if closed.withLock({ $0 }) { return }  // the frame's release is a no-op once stopped
+            if closed.locked({ $0 }) { return }  // the frame's release is a no-op once stopped
             sink.deliver(frame)
         }
     }
@@ -481,7 +481,7 @@ final class V4L2Binding: DriverBinding, Sendable {
             zoom = change.zoomFactor ?? zoom
             focus = change.focusMode ?? focus
         }
-        if (zoom != nil || focus != nil) && !closed.withLock({ $0 }) {
+        if (zoom != nil || focus != nil) && !closed.locked({ $0 }) {
             sink.report(.controlsChanged(zoomFactor: zoom, focusMode: focus))
         }
     }
@@ -492,7 +492,7 @@ final class V4L2Binding: DriverBinding, Sendable {
         // The wake-up is written under the lock that `close()` takes first: once `closed` is set,
         // `close()` may close `wakeFD` and the number may belong to another file, so a check
         // outside the lock followed by the write could put 8 bytes into that file.
-        let open = closed.withLock { c -> Bool in
+        let open = closed.locked { c -> Bool in
             guard !c else { return false }
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
@@ -504,7 +504,7 @@ final class V4L2Binding: DriverBinding, Sendable {
 
     /// Reports the unplug (S7) unless the binding is closing anyway.
     private func reportDisconnect() {
-        if !closed.withLock({ $0 }) { sink.report(.failed(.disconnected(device: deviceID))) }
+        if !closed.locked({ $0 }) { sink.report(.failed(.disconnected(device: deviceID))) }
     }
 
     /// A step back of the driver's clock longer than this is a wrap, not jitter.
@@ -542,7 +542,7 @@ final class V4L2Binding: DriverBinding, Sendable {
             // S_CTRL hands back the value after the driver's rounding to its step. The frames
             // now show the middle 1/factor of the lens's view: say so in Frame.fieldOfView.
             let appliedFactor = mapping.factor(forValue: Int64(applied))
-            sensorCrop.withLock { $0 = .centered(zoomFactor: appliedFactor) }
+            sensorCrop.locked { $0 = .centered(zoomFactor: appliedFactor) }
             return .device(factor: appliedFactor)
         case .sensorCrop:
             return applyCrop(factor: factor)
@@ -554,7 +554,7 @@ final class V4L2Binding: DriverBinding, Sendable {
     /// Digital zoom with VIDIOC_S_SELECTION(CROP), centered; keeps the compose rectangle on the
     /// whole frame (the driver scales). Falls back to the frame path when the driver cannot.
     private func applyCrop(factor: Double) -> ZoomApplication {
-        guard cropUsable.withLock({ $0 }), let bounds = cropBounds, core.fd.isOpen else { return .none }
+        guard cropUsable.locked({ $0 }), let bounds = cropBounds, core.fd.isOpen else { return .none }
         let w = Int32(clamping: Int(even: Double(bounds.width) / factor, minimum: 2))
         let h = Int32(clamping: Int(even: Double(bounds.height) / factor, minimum: 2))
         var s = v4l2_selection()
@@ -566,20 +566,20 @@ final class V4L2Binding: DriverBinding, Sendable {
         let composeFull = compose.map { $0.left == 0 && $0.top == 0 && Int($0.width) == format.width && Int($0.height) == format.height } ?? true
         guard ok, composeFull, s.r.width > 0, s.r.height > 0 else {
             // Undo and let the core crop in the frame path from now on.
-            cropUsable.withLock { $0 = false }
+            cropUsable.locked { $0 = false }
             var reset = v4l2_selection()
             reset.type = V4L2Formats.captureType
             reset.target = UInt32(V4L2_SEL_TGT_CROP)
             reset.r = V4L2Discovery.selection(core.fd, target: V4L2_SEL_TGT_CROP_DEFAULT) ?? bounds
             _ = try? core.fd.ioctl(UInt(CAMHAL_VIDIOC_S_SELECTION), &reset, "VIDIOC_S_SELECTION(CROP default)")
-            sensorCrop.withLock { $0 = .full }
+            sensorCrop.locked { $0 = .full }
             return .none
         }
         let r = s.r
         let crop = NormalizedRect(
             x: Double(r.left - bounds.left) / Double(bounds.width), y: Double(r.top - bounds.top) / Double(bounds.height),
             width: Double(r.width) / Double(bounds.width), height: Double(r.height) / Double(bounds.height))
-        sensorCrop.withLock { $0 = crop }
+        sensorCrop.locked { $0 = crop }
         return .device(factor: Double(bounds.width) / Double(r.width))
     }
 
@@ -607,11 +607,11 @@ final class V4L2Binding: DriverBinding, Sendable {
     func applyAntiFlicker(_ mode: AntiFlickerMode?) -> AntiFlickerMode? { imageControls.applyAntiFlicker(mode, fd: controls) }
 
     func close() {
-        let first = closed.withLock { c -> Bool in defer { c = true }; return !c }
+        let first = closed.locked { c -> Bool in defer { c = true }; return !c }
         guard first else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
-        if started.withLock({ $0 }) { finished.wait() }
+        if started.locked({ $0 }) { finished.wait() }
         core.stop()
         Glibc.close(wakeFD)
         lensFD?.close()
