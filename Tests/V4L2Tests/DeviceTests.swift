@@ -120,7 +120,7 @@ struct V4L2DeviceTests {
                     quick = V4L2Formats.quickChoice(&o, request: r)
                     outputs = o
                 } else {
-                    quick = V4L2Formats.quickChoice(fd, request: r)
+                    quick = V4L2Formats.quickChoice(fd, request: r)?.format
                 }
                 let listed = r.choose(from: full)
                 // Strict: nil (the binding's fall-back to the list) only where the list has no answer either.

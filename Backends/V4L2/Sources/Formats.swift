@@ -210,7 +210,10 @@ enum V4L2Formats {
     /// caller falls back to the full list.
     /// `listingRates` false: the rates are left out (`frameRates` empty), for a caller that sets
     /// the fastest without them (`setFastestRate`).
-    static func quickChoice(_ fd: DeviceFD, request: StreamRequest, listingRates: Bool = true) -> FormatDescription? {
+    /// A size asked for is tried with S_FMT, not TRY_FMT: when the driver takes it as it is, the
+    /// format is set already (`QuickChoice.set`), and the bind's own S_FMT, a second USB transfer
+    /// on a webcam, is not needed. When it does not, the bind's S_FMT sets what was chosen.
+    static func quickChoice(_ fd: DeviceFD, request: StreamRequest, listingRates: Bool = true) -> QuickChoice? {
         // A pixel format the request names is the one `choose` picks once it is listed: the
         // listing stops there (vivid lists 83, YUYV first) instead of asking for every one.
         let want = request.pixelFormat?.rawValue
@@ -222,12 +225,16 @@ enum V4L2Formats {
         guard let pixel = request.choose(from: standIns)?.pixelFormat else { return nil }
         let cur = try? current(fd)
         let size: Size
-        if let want = request.size, holds(cur, pixfmt: pixel.rawValue, size: want) || exactlyAccepted(fd, pixfmt: pixel.rawValue, size: want) {
-            // A size asked for that the driver takes as it is: what the bind streams whatever the
-            // list holds (it streams any size TRY_FMT answers unchanged), found with one call
-            // instead of every size listed (a webcam lists up to ~40 per format), or with none
-            // when it is the format the device holds already.
+        var set: v4l2_pix_format?
+        if let want = request.size, holds(cur, pixfmt: pixel.rawValue, size: want) {
+            // A size asked for that the device holds already: taken with no call.
             size = want
+        } else if let want = request.size, let answered = setExactly(fd, pixfmt: pixel.rawValue, size: want) {
+            // A size asked for that the driver takes as it is: what the bind streams whatever the
+            // list holds (it streams any size S_FMT answers unchanged), found and set with one
+            // call instead of every size listed (a webcam lists up to ~40 per format).
+            size = want
+            set = answered
         } else {
             let sizes = listedSizes(fd, pixelFormat: pixel.rawValue, current: cur)
             guard !sizes.isEmpty else { return nil }
@@ -235,8 +242,16 @@ enum V4L2Formats {
             guard let chosen = request.choose(from: candidates)?.size else { return nil }
             size = chosen
         }
-        return FormatDescription(pixelFormat: pixel, size: size,
-                                 frameRates: listingRates ? listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur) : [])
+        let format = FormatDescription(pixelFormat: pixel, size: size,
+                                       frameRates: listingRates ? listedRates(fd, pixelFormat: pixel.rawValue, size: size, current: cur) : [])
+        return QuickChoice(format: format, set: set)
+    }
+
+    /// What `quickChoice(_:request:listingRates:)` chose, and the capture format it set on the
+    /// way (S_FMT's answer), when it set the one chosen.
+    struct QuickChoice {
+        var format: FormatDescription
+        var set: v4l2_pix_format?
     }
 
     /// `request.choose(from:)` over the formats a media pipeline gives its capture node (what
@@ -279,14 +294,27 @@ enum V4L2Formats {
     /// Whether the driver takes `size` in `pixfmt` as it is (TRY_FMT changes nothing); false for
     /// a size no V4L2 field can hold.
     static func exactlyAccepted(_ fd: DeviceFD, pixfmt: UInt32, size: Size) -> Bool {
-        guard let w = UInt32(exactly: size.width), let h = UInt32(exactly: size.height), w > 0, h > 0 else { return false }
+        exactly(fd, CAMHAL_VIDIOC_TRY_FMT, "VIDIOC_TRY_FMT", pixfmt: pixfmt, size: size) != nil
+    }
+
+    /// Sets `size` in `pixfmt`, progressive (S_FMT), and answers the format set when the driver
+    /// took it as it is; nil when it adjusted it (the device then holds the adjusted format), or
+    /// refused it.
+    static func setExactly(_ fd: DeviceFD, pixfmt: UInt32, size: Size) -> v4l2_pix_format? {
+        exactly(fd, CAMHAL_VIDIOC_S_FMT, "VIDIOC_S_FMT", pixfmt: pixfmt, size: size)
+    }
+
+    /// TRY_FMT or S_FMT (`request`) of `size` in `pixfmt`, progressive: the driver's answer when
+    /// it is that pixel format and size, else nil (and nil for a size no V4L2 field can hold).
+    private static func exactly(_ fd: DeviceFD, _ request: UInt, _ name: String, pixfmt: UInt32, size: Size) -> v4l2_pix_format? {
+        guard let w = UInt32(exactly: size.width), let h = UInt32(exactly: size.height), w > 0, h > 0 else { return nil }
         var f = v4l2_format()
         f.type = captureType
         f.fmt.pix.pixelformat = pixfmt
         f.fmt.pix.width = w
         f.fmt.pix.height = h
         f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
-        guard (try? fd.ioctl(UInt(CAMHAL_VIDIOC_TRY_FMT), &f, "VIDIOC_TRY_FMT")) != nil else { return false }
-        return f.fmt.pix.pixelformat == pixfmt && f.fmt.pix.width == w && f.fmt.pix.height == h
+        guard (try? fd.ioctl(request, &f, name)) != nil else { return nil }
+        return f.fmt.pix.pixelformat == pixfmt && f.fmt.pix.width == w && f.fmt.pix.height == h ? f.fmt.pix : nil
     }
 }

@@ -216,12 +216,15 @@ final class V4L2Binding: DriverBinding, Sendable {
         // No rate asked for: the fastest, set below without listing the rates.
         let fastestUnlisted = request.stream.frameRate == nil
         var quick: FormatDescription?
+        // The format the quick choice set already (S_FMT's answer), if it did.
+        var setAlready: v4l2_pix_format?
         if device.formatsIfLoaded == nil {
             if var o = outputs {
                 quick = V4L2Formats.quickChoice(&o, request: request.stream, listingRates: !fastestUnlisted)
                 outputs = o
-            } else if !isPipeline {
-                quick = V4L2Formats.quickChoice(fd, request: request.stream, listingRates: !fastestUnlisted)
+            } else if !isPipeline, let choice = V4L2Formats.quickChoice(fd, request: request.stream, listingRates: !fastestUnlisted) {
+                quick = choice.format
+                setAlready = choice.set
             }
         }
         guard let chosen = quick ?? request.stream.choose(from: device.formats) else {
@@ -247,9 +250,13 @@ final class V4L2Binding: DriverBinding, Sendable {
         // still answer ALTERNATE: see `sequence(of:)`).
         f.fmt.pix.field = UInt32(V4L2_FIELD_NONE.rawValue)
         // S_FMT adjusts what it cannot take as TRY_FMT would and answers what it set.
-        do {
-            try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(size))")
-        } catch { throw mapped(error, fd) }
+        if let s = setAlready, s.pixelformat == pixfmt, Int(s.width) == size.width, Int(s.height) == size.height {
+            f.fmt.pix = s
+        } else {
+            do {
+                try fd.ioctl(UInt(CAMHAL_VIDIOC_S_FMT), &f, "VIDIOC_S_FMT(\(chosen.pixelFormat) \(size))")
+            } catch { throw mapped(error, fd) }
+        }
         let pix = f.fmt.pix
 
         // Frame rate: the requested one if offered (closest), else the fastest: asked of the
