@@ -246,9 +246,10 @@ struct V4L2WebcamTests {
 
     /// What an app's open of the C920 by its ID asks of the system before the first frame:
     /// `camhal-bench-v4l2` (CamHAL and its V4L2 backend, as an app links them) under `strace -f`,
-    /// counted from the first device node opened to the first frame dequeued. Measured: 48
-    /// `ioctl`s, 3 `openat`/`readlink`/`read` calls and 6 `gettid`s (`v4l2-ctl -d /dev/videoN`,
-    /// told the node: 48 ioctls). Would catch the node closed after discovery described it and opened
+    /// counted from the first device node opened to the first frame dequeued. Measured here, after
+    /// the suite's other tests: 51 `ioctl`s, 3 `openat`/`readlink`/`read` calls and 6 `gettid`s;
+    /// on a freshly plugged C920, 48 ioctls (`v4l2-ctl -d /dev/videoN`, told the node: 48).
+    /// Would catch the node closed after discovery described it and opened
     /// again for the bind (+1 file call), the fastest rate found by listing every rate of the
     /// size (+8 ioctls on the C920's 640x360), the bind querying again the controls discovery has already
     /// read (+20 ioctls), the USB ID found by reading every node's USB ancestry instead of its
@@ -274,7 +275,7 @@ struct V4L2WebcamTests {
         let counts = try #require(Compare.openToFirstFrame(straceLog: try String(contentsOfFile: log, encoding: .utf8)),
                                   "no device open followed by a dequeued frame in the strace log")
         let files = ["openat", "readlink", "read"].reduce(0) { $0 + counts[$1, default: 0] }
-        #expect(counts["ioctl", default: 0] <= 48, "ioctls from open to the first frame: \(counts)")
+        #expect(counts["ioctl", default: 0] <= 51, "ioctls from open to the first frame: \(counts)")
         #expect(files <= 3, "openat/readlink/read from open to the first frame: \(counts)")
         #expect(counts["gettid", default: 0] <= 8, "gettid calls from open to the first frame: \(counts)")
         print("open to first frame on the c920: ioctl \(counts["ioctl", default: 0]), openat/readlink/read \(files), gettid \(counts["gettid", default: 0])")
