@@ -9,10 +9,17 @@ func openDescriptors() -> Set<String> {
     return Set(fds.map { "\($0) -> \((try? fm.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?")" })
 }
 
+/// Session threads ("camhal.session") are not counted: each running camera in the process has
+/// one, other test suites' included, so they come and go with every session started and stopped
+/// meanwhile; R3a checks that its own cameras' threads end (`Camera.sessionThreadRunning`).
 func processResources() -> (fds: Int, threads: Int) {
     let fm = FileManager.default
     let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    let threads = (try? fm.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+    guard let tasks = try? fm.contentsOfDirectory(atPath: "/proc/self/task") else { return (fds, -1) }
+    let threads = tasks.count { task in
+        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        return comm != "camhal.session\n"
+    }
     return (fds, threads)
 }
 
@@ -135,7 +142,7 @@ let framesArea = Area(name: "Frames", checks: [
         return .ok
     },
     // R3a: three start/stop cycles of 1 to 89 frames leak no descriptor or thread. Catches: an fd
-    // or mmap per session never closed.
+    // or mmap per session never closed, or a stopped session's own thread left waiting.
     Check("R3a", "start/stop cycles leak nothing") { ctx in
         // Warm-up cycle: lazy one-time initialisation (a backend's registry, thread pools) is not a leak.
         var counts = [1, 89, 7]
@@ -149,6 +156,14 @@ let framesArea = Area(name: "Frames", checks: [
             let frames = await collectFrames(stream, count: n, timeout: ctx.timeout(.seconds(n > 10 ? 30 : 10)))
             try expect(frames.count == n, "cycle \(i): \(frames.count) of \(n) frames")
             await cam.stop()
+            // A stopped session keeps no thread of its own (the process-wide count below leaves
+            // every session's out). Its last work item returns just after stop's completion.
+            let threadEndsBy = ContinuousClock.now + ctx.timeout(.seconds(2))
+            while cam.sessionThreadRunning, ContinuousClock.now < threadEndsBy {
+                // The thread's end has no event to await: read again every 10 ms.
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try expect(!cam.sessionThreadRunning, "cycle \(i): the stopped session's thread still runs")
             if i == 0 {
                 // Deliberate: the stopped session's threads take a moment to exit; the baseline
                 // is taken after, and the settle loop below forgives later noise anyway.

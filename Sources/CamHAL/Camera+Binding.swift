@@ -20,7 +20,7 @@ extension Camera {
             case .resetLive: resetLive()
             case .cancelRamp: cancelRamp()
             case .startWatchdog(let after): startWatchdog(firstTickAfter: after)
-            case .rescheduleWatchdog(let after): watchdog?.schedule(deadline: Seconds.deadline(after))
+            case .rescheduleWatchdog(let after): watchdog?.schedule(after: after)
             case .stopWatchdog: stopWatchdog()
             case .finishStreams(let reason): for q in core.locked({ $0.takeStreams() }) { q.finish(reason: reason) }
             case .emit(let released): emit(released: released)
@@ -235,12 +235,10 @@ extension Camera {
             return
         }
         let rate = ZoomMath.rampRate(from: start, to: goal, seconds: seconds)
-        let began = DispatchTime.now()
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .milliseconds(33))
-        timer.setEventHandler { [weak self] in
+        let began = Seconds.monotonic()
+        let timer = queue.makeTimer { [weak self] in
             guard let self else { return }
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1e9
+            let elapsed = Seconds.monotonic() - began
             let value = elapsed >= seconds ? goal : ZoomMath.rampValue(start: start, target: goal, rate: rate, elapsed: elapsed)
             let before = (self.live.ratio, self.live.lens)
             self.applyZoom(value)
@@ -249,7 +247,7 @@ extension Camera {
             if value == goal { self.cancelRamp() }
         }
         ramp = timer
-        timer.resume()
+        timer.schedule(after: 0, repeating: 0.033)
     }
 
     func cancelRamp() {
@@ -381,21 +379,19 @@ extension Camera {
     /// every wake-up costs CPU per frame on a slow device.
     func startWatchdog(firstTickAfter seconds: Double) {
         stopWatchdog()
-        let timer = DispatchSource.makeTimerSource(queue: queue)
         watchdogArms &+= 1
         let token = watchdogArms
-        timer.setEventHandler { [weak self] in
+        let timer = queue.makeTimer { [weak self] in
             // A tick of a timer already replaced (stop, rebind) does nothing.
             guard let self, self.watchdogToken == token else { return }
             let now = self.clock()
             let (actions, next) = self.core.locked { $0.watchdogTick(now: now) }
             self.run(actions)
             // A rebind inside the tick started a new watchdog; only re-arm our own.
-            if self.watchdogToken == token { self.watchdog?.schedule(deadline: Seconds.deadline(max(0.05, next))) }
+            if self.watchdogToken == token { self.watchdog?.schedule(after: max(0.05, next)) }
         }
-        timer.schedule(deadline: Seconds.deadline(seconds))
         watchdog = timer
-        timer.resume()
+        timer.schedule(after: seconds)
     }
 
     /// The live watchdog's arm, nil when none runs. (It was the timer's identity, through

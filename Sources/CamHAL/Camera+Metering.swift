@@ -72,9 +72,7 @@ extension Camera {
         meteringCancel?.cancel()
         meteringCancel = nil
         guard let seconds else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: Seconds.deadline(seconds))
-        timer.setEventHandler { [weak self] in
+        let timer = queue.makeTimer { [weak self] in
             guard let self else { return }
             self.meteringCancel?.cancel()
             self.meteringCancel = nil
@@ -83,6 +81,6 @@ extension Camera {
             self.applyMeteringChange([], autoCancel: nil, isRunning: self.core.locked { $0.isStreaming })
         }
         meteringCancel = timer
-        timer.resume()
+        timer.schedule(after: seconds)
     }
 }

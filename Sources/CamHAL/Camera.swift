@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// All mutable session state lives on one serial queue; public setters only validate their input
 /// and hop onto it, so they never block. `currentState` is read under a lock from any thread.
-// @unchecked: the session's mutable state is confined to `queue` (a serial DispatchQueue), which the compiler cannot check.
+// @unchecked: the session's mutable state is confined to `queue` (a serial SessionLoop), which the compiler cannot check.
 public final class Camera: CameraDevice, @unchecked Sendable {
     /// How a session binds and watches its device.
     public struct Configuration: Sendable {
@@ -187,7 +187,8 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     /// How this session binds and watches its device.
     public let configuration: Configuration
 
-    let queue: DispatchQueue
+    /// The session's serial executor: every change of the session's state runs on its thread.
+    let queue: SessionLoop
     let delegateQueue: DispatchQueue
     /// The session's one clock for every span it measures (frame silence, interruption and
     /// recovery, drop-report intervals): monotonic seconds, so a wall-clock step (NTP, a manual
@@ -200,10 +201,10 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     /// (Camera+Binding.swift), behind the one lock the frame router and the queue share.
     let core: Mutex<SessionMachine>
     var live = Live()
-    var ramp: DispatchSourceTimer?
+    var ramp: LoopTimer?
     /// Returns metering to the whole frame when its auto-cancel duration is up (A4).
-    var meteringCancel: DispatchSourceTimer?
-    var watchdog: DispatchSourceTimer?
+    var meteringCancel: LoopTimer?
+    var watchdog: LoopTimer?
     /// How many times the watchdog was armed: each arm's number tells its ticks whether they are
     /// still the live watchdog's (`startWatchdog`).
     var watchdogArms: UInt64 = 0
@@ -228,7 +229,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
                 timeouts: .init(
                     interruption: Seconds.of(configuration.interruptionTimeout), firstFrame: Seconds.of(configuration.firstFrameTimeout),
                     recovery: Seconds.of(configuration.recoveryDelay))))
-        self.queue = DispatchQueue(label: "camhal.camera.\(device.id)")
+        self.queue = SessionLoop(name: "camhal.session")
         self.delegateQueue = configuration.delegateQueue ?? DispatchQueue(label: "camhal.delegate.\(device.id)")
     }
 
@@ -243,6 +244,7 @@ public final class Camera: CameraDevice, @unchecked Sendable {
             return m.takeStreams()
         }
         if let binding = live.binding { queue.async { binding.close() } }
+        queue.finish()
         for q in streams { q.finish() }
         for c in channel.value.continuations { c.continuation.finish() }
     }
@@ -250,6 +252,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     // MARK: Reading state
 
     public var device: DeviceDescriptor { selectedDevice.value }
+    /// Whether the session's own thread runs now: while it has work or a timer armed (streaming,
+    /// a ramp, a metering auto-cancel), not once it is stopped (conformance R3a checks it).
+    package var sessionThreadRunning: Bool { queue.isRunning }
     /// What the one device this session has open can do (K1): `devices` holds that device alone,
     /// so a facing without a device here may still exist on another device. After a facing switch
     /// it is the new device. For every device of the backend (the view to choose a facing or a
