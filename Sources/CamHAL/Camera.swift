@@ -255,6 +255,9 @@ public final class Camera: CameraDevice, @unchecked Sendable {
     /// Whether the session's own thread runs now: while it has work or a timer armed (streaming,
     /// a ramp, a metering auto-cancel), not once it is stopped (conformance R3a checks it).
     package var sessionThreadRunning: Bool { queue.isRunning }
+    /// Whether `start()` was called and no `stop()` has run since: true at once, before the
+    /// session's thread publishes `starting`.
+    package var isStartRequested: Bool { core.locked { $0.startPending || $0.isLive } }
     /// What the one device this session has open can do (K1): `devices` holds that device alone,
     /// so a facing without a device here may still exist on another device. After a facing switch
     /// it is the new device. For every device of the backend (the view to choose a facing or a

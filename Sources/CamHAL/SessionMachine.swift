@@ -169,6 +169,7 @@ struct SessionMachine: Sendable {
 
     /// `start()`: binds, unless already live (idempotent). From error it starts afresh.
     mutating func start() -> [Action] {
+        startPending = false
         guard !isLive else { return [] }
         return beginBinding()
     }
@@ -176,6 +177,7 @@ struct SessionMachine: Sendable {
     /// `stop()`: closes and resets; the release snapshot only when there was something to
     /// release, so a second stop publishes nothing (S6).
     mutating func stop() -> [Action] {
+        startPending = false
         let hadSomething = status != .idle
         generation &+= 1
         status = .idle
@@ -356,7 +358,14 @@ struct SessionMachine: Sendable {
     }
 
     /// `start()` was called: streams made from now on wait for its frames, not for the old failure.
-    mutating func startRequested() { failure = nil }
+    mutating func startRequested() {
+        failure = nil
+        startPending = true
+    }
+
+    /// `start()` was called and its work has not run yet: the published status is still what it
+    /// was (idle), but the session is on its way.
+    private(set) var startPending = false
 
     /// The session is going away: no frame passes any more.
     mutating func closing() { path.accepting = false }

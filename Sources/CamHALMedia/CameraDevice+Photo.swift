@@ -12,8 +12,10 @@ extension CameraDevice {
     /// source, most V4L2 webcams) gives its first frame.
     ///
     /// The session must be running (or starting): like AVCapturePhotoOutput and CameraX, a session
-    /// that was never started is an error (`configurationFailed`, once a 0.5 s grace for a `start()` just issued has
-    /// passed), not an implicit start. Called right after `start()`, it takes the first frame that arrives once it waits (the session's first unless the caller resumed late).
+    /// that was never started is an error (`configurationFailed`; a `Camera` says so at once, another
+    /// `CameraDevice` after a 0.5 s grace for a `start()` just issued), not an implicit start. Called
+    /// right after a `Camera`'s `start()`, it takes the session's first frame: it waits for frames
+    /// from the call on, so a task that resumes late still gets the first frame after its call.
     /// It never hangs: no frame within `settings.timeout` is `CameraError.timeout`.
     public func capturePhoto(_ settings: PhotoSettings = PhotoSettings()) async throws(CameraError) -> Photo {
         try settings.validate()

@@ -22,12 +22,19 @@ extension CameraDevice {
     /// `backend:device` for messages.
     var mediaName: String { "\(device.backend):\(device.id)" }
 
-    /// Waits until the session is past `idle` (a `start()` just issued hops to the session queue),
-    /// for up to `grace`: awaits the session's snapshots, never polls. Throws when it never starts
-    /// or is in error; a cancelled task stops waiting at once.
+    /// Returns once the session is past `idle`. A `Camera` whose `start()` was called is, with no
+    /// wait: the caller goes on to its frames without a suspension in between, so a task that
+    /// resumes late (a busy cooperative pool) still gets the first frames after its call. Another
+    /// `CameraDevice` is given up to `grace` (a `start()` just issued hops to its session queue),
+    /// awaiting its snapshots, never polling. Throws when it never starts or is in error; a
+    /// cancelled task stops waiting at once.
     func requireStarted(for purpose: String, grace: Duration = .milliseconds(500)) async throws(CameraError) {
         var s = currentState
-        if s.status == .idle, let next = await firstState(within: grace, where: { $0.status != .idle }) { s = next }
+        if s.status == .idle, let camera = self as? Camera {
+            if camera.isStartRequested { return }
+        } else if s.status == .idle, let next = await firstState(within: grace, where: { $0.status != .idle }) {
+            s = next
+        }
         switch s.status {
         case .starting, .running, .interrupted: return
         case .error:

@@ -23,6 +23,20 @@ func makeSession(_ deviceID: String = "virtual-back", configuration: Camera.Conf
 
 @Suite("Camera session semantics")
 struct CameraSessionTests {
+    /// `start()` counts as requested the moment it returns, before the session's thread publishes
+    /// `starting`, and a stop clears it: what lets `capturePhoto` right after `start()` go straight
+    /// to its frames with no wait on the published state (where a task that resumed late under
+    /// load got a later frame). Would catch the request seen only once `starting` is published, or
+    /// a stopped session still taken for started.
+    @Test func startIsRequestedAtOnceAndAStopClearsIt() async throws {
+        let camera = Camera(backend: VirtualBackend(), device: VirtualBackend.descriptors()[0])
+        #expect(!camera.isStartRequested)
+        camera.start()
+        #expect(camera.isStartRequested)
+        await camera.stop()
+        #expect(!camera.isStartRequested)
+    }
+
     @Test func startSequenceIsIdleStartingRunningThenPreview() async throws {
         let (cam, states, _) = try makeSession()
         #expect(cam.currentState == .initial)
