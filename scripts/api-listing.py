@@ -88,6 +88,15 @@ def walk(node, path, out):
         a = attrs(child)
         if a:
             line += "  [" + ", ".join(a) + "]"
+        if kind == "TypeDecl" and child.get("isExternal"):
+            # Another module's type that this one extends: its extensions add API only through
+            # what they declare public (an extension of `Mutex` with `package` members adds none).
+            inner = []
+            walk(child, full, inner)
+            if inner:
+                out.append(line)
+                out.extend(inner)
+            continue
         out.append(line)
         if kind == "TypeDecl":
             walk(child, full, out)
