@@ -247,7 +247,7 @@ struct V4L2WebcamTests {
     /// What an app's open of the C920 by its ID asks of the system before the first frame:
     /// `camhal-bench-v4l2` (CamHAL and its V4L2 backend, as an app links them) under `strace -f`,
     /// counted from the first device node opened to the first frame dequeued. Measured here, after
-    /// the suite's other tests: 51 `ioctl`s, 3 `openat`/`readlink`/`read` calls and 6 `gettid`s;
+    /// the suite's other tests: 51 `ioctl`s, 2 `openat`/`readlink`/`read` calls and 4 `gettid`s;
     /// on a freshly plugged C920, 48 ioctls (`v4l2-ctl -d /dev/videoN`, told the node: 48).
     /// Would catch the node closed after discovery described it and opened
     /// again for the bind (+1 file call), the fastest rate found by listing every rate of the
@@ -262,7 +262,7 @@ struct V4L2WebcamTests {
     /// the node (+6 ioctls), the size asked for tried (TRY_FMT) before it is set (+1 ioctl, a USB
     /// transfer), or a `Mutex` locked through an inlined `withLock` (each object file that inlines
     /// one asks for the thread's ID again: 13 `gettid`s where each thread now asks once for
-    /// CamHAL's locks, once for the Swift runtime's and once for dispatch's, 6 in all).
+    /// CamHAL's locks and, the session's thread, once for the Swift runtime's: 4 in all).
     @Test(.enabled(if: webcams().contains { $0.serial.contains("c920") }, "needs the emulated c920 (scripts/vm-webcam-tests plugs it)"))
     func openToFirstFrameAsksOnlyWhatTheDeviceModelNeeds() async throws {
         let c920 = try #require(webcams().first { $0.serial.contains("c920") }?.device, "the c920's V4L2 device")
