@@ -13,8 +13,8 @@ struct SessionLoopTests {
         func body(_ name: String) -> @Sendable () -> Void { { [entries] in entries.withLock { $0.append(name) } } }
     }
 
-    /// Runs the steps `state` gives at `now` until it waits or exits; what ran, and how it stopped.
-    private func drain(_ state: inout SessionLoopState, now: Double, _ log: Log) -> SessionLoopState.Step {
+    /// Runs the steps `state` gives at `now` until it waits, idles or exits; how it stopped.
+    private func drain(_ state: inout SessionLoopState, now: Double) -> SessionLoopState.Step {
         while true {
             let step = state.next(now: now)
             guard case .run(let body) = step else { return step }
@@ -33,7 +33,7 @@ struct SessionLoopTests {
         let t = state.addTimer(log.body("timer"))
         state.arm(t, at: 1)
         for n in 1...3 { state.submit(log.body("work\(n)")) }
-        let step = drain(&state, now: 2, log)
+        let step = drain(&state, now: 2)
         #expect(log.entries.value == ["work1", "work2", "work3", "timer"])
         guard case .idle = step else {
             Issue.record("a one-shot timer that fired left \(step), not idle")
@@ -57,13 +57,13 @@ struct SessionLoopTests {
         state.arm(early, at: 3)  // replaces 10
         state.arm(cancelled, at: 1)
         state.cancel(cancelled)
-        guard case .wait(let w) = drain(&state, now: 0, log) else { Issue.record("no bounded wait"); return }
+        guard case .wait(let w) = drain(&state, now: 0) else { Issue.record("no bounded wait"); return }
         #expect(w == 3)
         #expect(log.entries.value.isEmpty)
-        _ = drain(&state, now: 6, log)
+        _ = drain(&state, now: 6)
         #expect(log.entries.value == ["early", "late"])
         state.arm(cancelled, at: 0)  // a cancelled timer cannot be armed again
-        _ = drain(&state, now: 7, log)
+        _ = drain(&state, now: 7)
         #expect(log.entries.value == ["early", "late"])
     }
 
@@ -76,11 +76,11 @@ struct SessionLoopTests {
         let log = Log()
         let t = state.addTimer(log.body("tick"))
         state.arm(t, at: 0, repeating: 1)
-        _ = drain(&state, now: 0, log)
-        _ = drain(&state, now: 0.5, log)
-        _ = drain(&state, now: 1, log)
+        _ = drain(&state, now: 0)
+        _ = drain(&state, now: 0.5)
+        _ = drain(&state, now: 1)
         #expect(log.entries.value.count == 2)
-        guard case .wait(let w) = drain(&state, now: 10.5, log) else { Issue.record("no bounded wait"); return }
+        guard case .wait(let w) = drain(&state, now: 10.5) else { Issue.record("no bounded wait"); return }
         #expect(log.entries.value.count == 3, "fell behind by 9 intervals: one tick, not ten")
         #expect(w == 1)
     }
@@ -96,7 +96,7 @@ struct SessionLoopTests {
         state.arm(t, at: 0)
         state.submit(log.body("close"))
         state.finish()
-        guard case .exit = drain(&state, now: 1, log) else { Issue.record("the loop did not exit"); return }
+        guard case .exit = drain(&state, now: 1) else { Issue.record("the loop did not exit"); return }
         #expect(log.entries.value == ["close"])
     }
 
