@@ -179,7 +179,7 @@ public enum AtomicFile {
             fchmod(fd, 0o666 & ~creationMask())
         }
         close(fd)
-        if failure == nil, rename(tmp, target.path) != 0 { failure = "rename: \(String(cString: strerror(errno)))" }
+        if failure == nil { failure = publish(tmp, at: target.path, replacing: existing == .replace) }
         if let failure {
             unlink(tmp)
             throw Self.failure(path, failure)
@@ -189,5 +189,23 @@ public enum AtomicFile {
             fsync(dfd)
             close(dfd)
         }
+    }
+
+    /// Puts the written temporary file `tmp` at `path`: nil when done, else why not. Without
+    /// `replacing`, a file that appeared at the path since the check (another program's, written
+    /// meanwhile) is refused, not replaced: a hard link fails on an existing name where rename()
+    /// would replace it silently. A file system without hard links (EPERM, as FAT answers) gets
+    /// the rename, and keeps that window.
+    static func publish(_ tmp: String, at path: String, replacing: Bool) -> String? {
+        if !replacing {
+            if link(tmp, path) == 0 {
+                unlink(tmp)
+                return nil
+            }
+            let e = errno
+            if e == EEXIST { return "already exists" }
+            guard e == EPERM || e == EOPNOTSUPP else { return "link: \(String(cString: strerror(e)))" }
+        }
+        return rename(tmp, path) == 0 ? nil : "rename: \(String(cString: strerror(errno)))"
     }
 }
