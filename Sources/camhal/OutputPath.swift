@@ -1,6 +1,9 @@
 import CamHAL
 import CamHALMedia
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The output policy of every verb that writes a file (`capture -o`, `record -o`,
 /// `conformance --junit`): `AtomicFile`'s (a new path or a regular file is written, a symbolic link
@@ -44,6 +47,39 @@ enum OutputPath {
         } catch .invalidArgument(_, let value, let reason) where reason == "already exists" {
             throw CameraError.invalidArgument(name: "path", value: value, reason: "already exists; pass --overwrite (-y) to replace it")
         }
+    }
+
+    /// A new path a recording claimed (`claim`): the empty file made there, held open so its
+    /// inode cannot be reused by another file while the claim lasts.
+    struct Claim {
+        let path: String
+        let fd: Int32
+
+        /// Ends the claim, removing the file while it is still the empty file `claim` made: a
+        /// recording that failed before its first byte leaves nothing behind; a file with bytes,
+        /// or another file put at the path since, stays.
+        func release() {
+            defer { close(fd) }
+            var at = stat(), mine = stat()
+            guard lstat(path, &at) == 0, fstat(fd, &mine) == 0, at.st_dev == mine.st_dev, at.st_ino == mine.st_ino,
+                  mine.st_size == 0 else { return }
+            unlink(path)
+        }
+    }
+
+    /// Without --overwrite, claims `path` for a recording at once: an empty file, created only
+    /// while nothing is there (O_EXCL). A recording is written in place by its muxer, which opens
+    /// the path (truncating it) only when the camera runs, seconds after `check`; a file another
+    /// program saved there meanwhile would be lost. With --overwrite, nil: replacing is asked for.
+    static func claim(_ path: String, _ a: Arguments) throws -> Claim? {
+        guard existing(a) == .refuse else { return nil }
+        let fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else {
+            let e = errno
+            let reason = e == EEXIST ? "already exists; pass --overwrite (-y) to replace it" : String(cString: strerror(e))
+            throw CameraError.invalidArgument(name: "path", value: PathText.absolute(path), reason: reason)
+        }
+        return Claim(path: path, fd: fd)
     }
 
     /// The existing-file policy `a` asks for.

@@ -67,6 +67,10 @@ enum RecordCommand {
         if let source = a["source"], let same = Self.sourceFile(in: source, sameAs: output) {
             throw UsageError("option -o: '\(output)' is the recording's source (\(same)): write the recording to another file")
         }
+        // The new path is taken now, not when the muxer opens it once the camera runs: a file
+        // saved there meanwhile is refused, not truncated (see `OutputPath.claim`).
+        let claim = try OutputPath.claim(output, a)
+        defer { claim?.release() }
         // Open once to learn the device, then bind at the selected quality's size.
         var camera = try MediaSupport.open(a)
         try MediaSupport.requireConvertible(camera, a)
