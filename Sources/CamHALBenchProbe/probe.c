@@ -37,21 +37,36 @@
 #define CAMHAL_DUMP(what) ((void)0)  // no valgrind headers: timings only
 #endif
 
-static atomic_int opened, streamed, dequeued, delivered;
+static atomic_int opened, streamed, dequeued, delivered, setup_done;
+/// Nanoseconds inside device opens and ioctls from the first device open to the first
+/// VIDIOC_STREAMON's return.
+static atomic_llong driver_ns;
+
+static long long mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 /// Appends "<what> <seconds>\n" to $CAMHAL_BENCH_PROBE with raw syscalls (no recursion into the
 /// interposed open).
-static void note(const char *what) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+static void note_ns(const char *what, long long ns) {
     const char *path = getenv("CAMHAL_BENCH_PROBE");
     if (!path) return;
     char line[96];
-    int n = snprintf(line, sizeof line, "%s %lld.%09ld\n", what, (long long)ts.tv_sec, ts.tv_nsec);
+    int n = snprintf(line, sizeof line, "%s %lld.%09lld\n", what, ns / 1000000000LL, ns % 1000000000LL);
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     if (n > 0) (void)!write(fd, line, (size_t)n);
     close(fd);
+}
+
+/// Appends "<what> <seconds>\n", the CLOCK_MONOTONIC time now.
+static void note(const char *what) { note_ns(what, mono_ns()); }
+
+/// A driver call that began at `t0` (ns) has returned: counted while the setup lasts.
+static void in_driver(long long t0) {
+    if (atomic_load(&opened) && !atomic_load(&setup_done)) atomic_fetch_add(&driver_ns, mono_ns() - t0);
 }
 
 static int is_device(const char *path) {
@@ -80,7 +95,10 @@ static mode_t mode_of(int flags, va_list ap) {
         mode_t mode = mode_of(flags, ap);                                          \
         va_end(ap);                                                                \
         opening(path);                                                             \
-        return real(path, flags, mode);                                            \
+        long long t0 = mono_ns();                                                  \
+        int r = real(path, flags, mode);                                           \
+        if (is_device(path)) in_driver(t0);                                        \
+        return r;                                                                  \
     }
 #define CAMHAL_OPENAT(name)                                                             \
     int name(int dir, const char *path, int flags, ...) {                               \
@@ -91,7 +109,10 @@ static mode_t mode_of(int flags, va_list ap) {
         mode_t mode = mode_of(flags, ap);                                               \
         va_end(ap);                                                                     \
         opening(path);                                                                  \
-        return real(dir, path, flags, mode);                                            \
+        long long t0 = mono_ns();                                                       \
+        int r = real(dir, path, flags, mode);                                           \
+        if (is_device(path)) in_driver(t0);                                             \
+        return r;                                                                       \
     }
 CAMHAL_OPEN(open)
 CAMHAL_OPEN(open64)
@@ -104,7 +125,10 @@ CAMHAL_OPENAT(openat64)
         static int (*real)(const char *, int);                                \
         if (!real) real = (int (*)(const char *, int))dlsym(RTLD_NEXT, #name); \
         opening(path);                                                        \
-        return real(path, flags);                                             \
+        long long t0 = mono_ns();                                             \
+        int r = real(path, flags);                                            \
+        if (is_device(path)) in_driver(t0);                                   \
+        return r;                                                             \
     }
 CAMHAL_OPEN_2(__open_2)
 CAMHAL_OPEN_2(__open64_2)
@@ -113,7 +137,10 @@ int __openat_2(int dir, const char *path, int flags) {
     static int (*real)(int, const char *, int);
     if (!real) real = (int (*)(int, const char *, int))dlsym(RTLD_NEXT, "__openat_2");
     opening(path);
-    return real(dir, path, flags);
+    long long t0 = mono_ns();
+    int r = real(dir, path, flags);
+    if (is_device(path)) in_driver(t0);
+    return r;
 }
 
 int ioctl(int fd, unsigned long request, ...) {
@@ -123,8 +150,15 @@ int ioctl(int fd, unsigned long request, ...) {
     va_start(ap, request);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    if (request == VIDIOC_STREAMON && atomic_exchange(&streamed, 1) == 0) note("streamon");
+    int first_streamon = request == VIDIOC_STREAMON && atomic_exchange(&streamed, 1) == 0;
+    if (first_streamon) note("streamon");
+    long long t0 = mono_ns();
     int r = real(fd, request, arg);
+    in_driver(t0);
+    if (first_streamon && atomic_exchange(&setup_done, 1) == 0) {
+        note("streamed");
+        note_ns("driver", atomic_load(&driver_ns));
+    }
     if (request == VIDIOC_DQBUF && r == 0 && atomic_exchange(&dequeued, 1) == 0) {
         note("dqbuf");
         CAMHAL_DUMP("camhal-bench: first frame dequeued");

@@ -53,9 +53,25 @@ enum Compare {
         var probedStartToFirstMs: [Double] = []
         /// From the first successful VIDIOC_DQBUF to the first frame's line: the delivery.
         var probedDequeueToFirstMs: [Double] = []
+        /// The setup, from the first device open until the first VIDIOC_STREAMON returned, ms, and
+        /// the part of it spent inside the driver (device opens and ioctls): the rest is the
+        /// program's own code, which an emulated machine charges for most.
+        var probedSetupMs: [Double] = []
+        var probedSetupInDriverMs: [Double] = []
         /// Spawn to exit of a one-frame run, per round, ms: a first-frame figure for tools that
         /// print nothing per frame (gst-launch), start-up and teardown included on both sides.
         var oneFrameRunMs: [Double] = []
+
+        /// One probed run's figures, each where the probe saw its events.
+        mutating func addProbed(_ t: ProbedFirstFrame) {
+            if let x = t.open { probedOpenToFirstMs.append(x) }
+            if let x = t.start { probedStartToFirstMs.append(x) }
+            if let x = t.dequeue { probedDequeueToFirstMs.append(x) }
+            if let x = t.setup, let y = t.setupInDriver {
+                probedSetupMs.append(x)
+                probedSetupInDriverMs.append(y)
+            }
+        }
     }
 
     struct Result: Encodable {
@@ -134,14 +150,10 @@ enum Compare {
             if let probe = probeLibrary() {
                 for _ in 0..<o.rounds {
                     if let t = try probeFirstFrame([me] + o.childArguments(frames: n), marker: Child.firstFrameMarker, probe: probe) {
-                        a.probedOpenToFirstMs.append(t.open)
-                        a.probedStartToFirstMs.append(t.start)
-                        if let d = t.dequeue { a.probedDequeueToFirstMs.append(d) }
+                        a.addProbed(t)
                     }
                     if let t = try probeFirstFrame(reference.argv(n), marker: marker, probe: probe) {
-                        b!.probedOpenToFirstMs.append(t.open)
-                        b!.probedStartToFirstMs.append(t.start)
-                        if let d = t.dequeue { b!.probedDequeueToFirstMs.append(d) }
+                        b!.addProbed(t)
                     }
                 }
             } else {
@@ -439,7 +451,7 @@ enum Compare {
     /// output, both on CLOCK_MONOTONIC. The same for both sides, and cheap: no stop per syscall,
     /// as `strace` had (it charged CamHAL's hundreds of discovery ioctls several ms each). nil
     /// when the run failed or never opened, started or printed.
-    static func probeFirstFrame(_ argv: [String], marker: String, probe: String) throws -> (open: Double, start: Double, dequeue: Double?)? {
+    static func probeFirstFrame(_ argv: [String], marker: String, probe: String) throws -> ProbedFirstFrame? {
         let file = "/tmp/camhal-bench-probe.\(getpid()).txt"
         unlink(file)
         defer { unlink(file) }
@@ -449,23 +461,41 @@ enum Compare {
             return nil
         }
         let t = firstFrame(probeLog: (try? String(contentsOfFile: file, encoding: .utf8)) ?? "", markerAt: first)
-        guard let open = t.open, let start = t.start else { return nil }
-        return (open, start, t.dequeue)
+        return t.open != nil && t.start != nil ? t : nil
     }
 
-    /// From the probe's log ("open SECONDS", "streamon SECONDS", "dqbuf SECONDS", CLOCK_MONOTONIC):
-    /// ms from each to `markerAt`; nil when the event is missing or came after the marker.
-    static func firstFrame(probeLog text: String, markerAt: Double) -> (open: Double?, start: Double?, dequeue: Double?) {
+    /// One probed run's first frame, ms (see `Side.probedOpenToFirstMs` and the ones after it).
+    struct ProbedFirstFrame {
+        /// From the first device open, the first VIDIOC_STREAMON and the first frame dequeued to
+        /// the first frame's line.
         var open: Double?, start: Double?, dequeue: Double?
+        /// From the first device open until the first VIDIOC_STREAMON returned, and the part of
+        /// that inside driver calls.
+        var setup: Double?, setupInDriver: Double?
+    }
+
+    /// From the probe's log ("open SECONDS", "streamon SECONDS", "dqbuf SECONDS" and
+    /// "streamed SECONDS", CLOCK_MONOTONIC; "driver SECONDS", a span): ms from each of the first
+    /// three to `markerAt`, nil when the event is missing or came after the marker; the setup
+    /// from the open to "streamed", and the driver's span.
+    static func firstFrame(probeLog text: String, markerAt: Double) -> ProbedFirstFrame {
+        var open: Double?, start: Double?, dequeue: Double?, streamed: Double?, driver: Double?
         for line in text.split(separator: "\n") {
             let f = line.split(separator: " ")
             guard f.count == 2, let t = Double(f[1]) else { continue }
             if f[0] == "open", open == nil { open = t }
             if f[0] == "streamon", start == nil { start = t }
             if f[0] == "dqbuf", dequeue == nil { dequeue = t }
+            if f[0] == "streamed", streamed == nil { streamed = t }
+            if f[0] == "driver", driver == nil { driver = t }
         }
         func since(_ t: Double?) -> Double? { t.flatMap { $0 <= markerAt ? (markerAt - $0) * 1000 : nil } }
-        return (since(open), since(start), since(dequeue))
+        var r = ProbedFirstFrame(open: since(open), start: since(start), dequeue: since(dequeue))
+        if let open, let streamed, streamed >= open, streamed <= markerAt, let driver, driver <= streamed - open {
+            r.setup = (streamed - open) * 1000
+            r.setupInDriver = driver * 1000
+        }
+        return r
     }
 
     static func median(_ xs: [Double]) -> Double? {
@@ -521,6 +551,15 @@ enum Compare {
                             x, y, x / y, u, v, u / v)
                 if let p = median(r.camhal.probedDequeueToFirstMs), let q = median(ref.probedDequeueToFirstMs) {
                     s += String(format: " (of which first DQBUF to the line %.1f vs %.1f ms)", p, q)
+                }
+                // The setup split: inside the driver the two sides should match; the rest is each
+                // program's own code, where an emulator's cost of running code the first time shows.
+                if let x = median(r.camhal.probedSetupMs), let y = median(ref.probedSetupMs),
+                   let u = median(r.camhal.probedSetupInDriverMs), let v = median(ref.probedSetupInDriverMs) {
+                    let a = median(zip(r.camhal.probedSetupMs, r.camhal.probedSetupInDriverMs).map { $0 - $1 }) ?? x - u
+                    let b = median(zip(ref.probedSetupMs, ref.probedSetupInDriverMs).map { $0 - $1 }) ?? y - v
+                    s += String(format: ", device open to STREAMON returned %.1f vs %.1f ms: in driver calls %.1f vs %.1f ms, outside them %.1f vs %.1f ms",
+                                x, y, u, v, a, b)
                 }
             }
             if let x = r.camhal.instructionsPerFrame, let y = ref.instructionsPerFrame, y > 0 {

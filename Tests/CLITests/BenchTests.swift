@@ -138,17 +138,23 @@ struct FrameTakeTests {
 
     /// The probe-timed first frame, read the same way for both sides: would catch taking a later
     /// STREAMON (a restart) as the start, or a run whose open or STREAMON came after its first
-    /// frame's line (a stale log) passing.
+    /// frame's line (a stale log) passing; and, for the setup's split, a driver span longer than
+    /// the setup (a log from two runs) or a setup ending after the frame's line being reported.
     @Test("first frame from device open and from STREAMON, read from the LD_PRELOAD probe's log")
     func firstFrameFromProbeLog() throws {
-        let log = "open 10.500000000\nstreamon 10.700000000\ndqbuf 10.740000000\nstreamon 10.900000000\n"
+        let log = "open 10.500000000\nstreamon 10.700000000\nstreamed 10.710000000\ndriver 0.060000000\n"
+            + "dqbuf 10.740000000\nstreamon 10.900000000\n"
         let t = Compare.firstFrame(probeLog: log, markerAt: 10.75)
         let open = try #require(t.open), start = try #require(t.start), dequeue = try #require(t.dequeue)
         #expect(abs(open - 250) < 1e-6 && abs(start - 50) < 1e-6 && abs(dequeue - 10) < 1e-6, "\(t)")
+        let setup = try #require(t.setup), inDriver = try #require(t.setupInDriver)
+        #expect(abs(setup - 210) < 1e-6 && abs(inDriver - 60) < 1e-6, "\(t)")
         let late = Compare.firstFrame(probeLog: log, markerAt: 10.6)
-        #expect(late.open != nil && late.start == nil)
+        #expect(late.open != nil && late.start == nil && late.setup == nil)
         let empty = Compare.firstFrame(probeLog: "", markerAt: 10)
-        #expect(empty.open == nil && empty.start == nil)
+        #expect(empty.open == nil && empty.start == nil && empty.setup == nil)
+        let tooLong = Compare.firstFrame(probeLog: "open 10.5\nstreamed 10.6\ndriver 0.2\n", markerAt: 11)
+        #expect(tooLong.setup == nil && tooLong.setupInDriver == nil)
     }
 
     /// strace -c's table read by name, with and without an errors column: would catch the
