@@ -11,11 +11,8 @@ import Testing
 /// file the recording wrote or another program put there.
 @Suite("camhal record: the output path claimed before the camera starts")
 struct RecordClaimTests {
-    static func scratch() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "/camhal-claim.XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        return String(cString: try #require(made))
-    }
+    let scratch = Scratch()
+    var dir: String { scratch.url.path }
 
     static func arguments(_ extra: [String] = []) throws -> Arguments {
         try Arguments(["-o", "x.mkv"] + extra, options: ["output"], booleans: [OutputPath.overwriteFlag])
@@ -23,8 +20,6 @@ struct RecordClaimTests {
 
     @Test("exclusive: a second claim, or a path taken since, is refused naming --overwrite")
     func exclusive() throws {
-        let dir = try Self.scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/take.mkv"
         let claim = try #require(try OutputPath.claim(path, Self.arguments()))
         var st = stat()
@@ -43,8 +38,6 @@ struct RecordClaimTests {
 
     @Test("the release keeps a file with bytes, and a file that replaced the claim")
     func releaseKeeps() throws {
-        let dir = try Self.scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let written = dir + "/written.mkv", replaced = dir + "/replaced.mkv"
         let a = try #require(try OutputPath.claim(written, Self.arguments()))
         try Data("frames".utf8).write(to: URL(fileURLWithPath: written))  // in place, as the muxer writes

@@ -9,13 +9,6 @@ import Testing
 /// replaced. Would catch the temporary file put in place with rename(), which replaces silently.
 @Suite("AtomicFile: a file that appears after the check")
 struct AtomicFileRaceTests {
-    /// A fresh directory under the system's temporary one, removed with its files.
-    static func scratch() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "/camhal-atomic.XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        return String(cString: try #require(made))
-    }
-
     static func write(_ text: String, _ path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
@@ -26,7 +19,7 @@ struct AtomicFileRaceTests {
 
     @Test("refused and kept without .replace; replaced with it; no temporary file left either way")
     func appearedAfterCheck() throws {
-        let dir = try Self.scratch()
+        let dir = tempDir().path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/photo.jpg", tmp = dir + "/.photo.jpg.tmp"
         try AtomicFile.checkWritable(path: path, existing: .refuse)  // nothing there yet
@@ -43,7 +36,7 @@ struct AtomicFileRaceTests {
 
     @Test("a new path is published without .replace, and the temporary name is gone")
     func newPath() throws {
-        let dir = try Self.scratch()
+        let dir = tempDir().path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/new.jpg", tmp = dir + "/.new.jpg.tmp"
         try Self.write("ours", tmp)
