@@ -104,9 +104,13 @@ struct SetterOutcomeTests {
         for refusal in refusals {
             mark = states.value.count
             refusal.set()
-            let s = try #require(await waitFor(states, after: mark) { $0.warning?.code == "ignored" }, "no warning for \(refusal.name)")
+            // This refusal's own warning: a session that recovers from a stall on a loaded machine
+            // re-applies the earlier refused values (P1) and may warn of them again in between.
+            let name = refusal.name
+            let s = try #require(await waitFor(states, after: mark) { $0.warning?.code == "ignored" && "\($0.warning!)".contains(name) },
+                                 "no warning for \(name)")
             let text = "\(s.warning!)"
-            #expect(text.contains(refusal.name) && text.contains("did not take it") && text.contains(refusal.kept), "\(text)")
+            #expect(text.contains("did not take it") && text.contains(refusal.kept), "\(text)")
         }
         // The same device taking its writes again: applied, no warning.
         backend.inject(.clear, deviceID: cam.device.id)
