@@ -1,3 +1,5 @@
+import Foundation
+
 #if Media
 import CTurboJPEG
 import CamHAL
@@ -18,12 +20,6 @@ func decodeGray(_ jpeg: [UInt8]) -> (width: Int, height: Int, pixels: [UInt8])? 
 }
 
 func tool(_ name: String) -> Bool { toolOnPath(name) }
-
-func tempDir() -> URL {
-    let u = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-media-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-    return u
-}
 
 /// Waits until `camera` delivers frames, or fails after `timeout`: a hang guard, as long as the
 /// core tests' `waitFor` (a full TSan run on a loaded machine took over 5 s to a first frame).
@@ -53,3 +49,11 @@ func withoutHuffmanTables(_ jpeg: [UInt8]) -> [UInt8] {
     return stripped
 }
 #endif
+
+/// A fresh directory under the system's temporary one (the test removes it). Outside the Media
+/// trait: the file-policy tests (`AtomicFile`) build and run without it.
+func tempDir() -> URL {
+    let u = FileManager.default.temporaryDirectory.appendingPathComponent("camhal-media-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
+    return u
+}
