@@ -40,12 +40,15 @@ enum OutputPath {
         try reworded { () throws(CameraError) in try AtomicFile.write(bytes, toPath: path, existing: existing(a)) }
     }
 
+    /// What an existing file is refused with: how to replace it.
+    private static let alreadyExists = "already exists; pass --overwrite (-y) to replace it"
+
     /// `body`'s "already exists" error saying how to replace the file.
     private static func reworded(_ body: () throws(CameraError) -> Void) throws {
         do {
             try body()
         } catch .invalidArgument(_, let value, let reason) where reason == "already exists" {
-            throw CameraError.invalidArgument(name: "path", value: value, reason: "already exists; pass --overwrite (-y) to replace it")
+            throw CameraError.invalidArgument(name: "path", value: value, reason: alreadyExists)
         }
     }
 
@@ -76,7 +79,7 @@ enum OutputPath {
         let fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
             let e = errno
-            let reason = e == EEXIST ? "already exists; pass --overwrite (-y) to replace it" : String(cString: strerror(e))
+            let reason = e == EEXIST ? alreadyExists : String(cString: strerror(e))
             throw CameraError.invalidArgument(name: "path", value: PathText.absolute(path), reason: reason)
         }
         return Claim(path: path, fd: fd)
