@@ -151,7 +151,8 @@ struct MultiWebcamTests {
     // and at 15 fps. Three quarters, not half: the two webcams are not locked, and when their
     // phase nears half an interval the nearest frame is half an interval plus timestamp jitter
     // away (half an interval gave 83% complete sets at 30 fps). Would catch timestamps on
-    // different clocks (no set forms) or a pairing that loses frames. Completeness is judged only
+    // different clocks (no set forms) or a pairing that loses frames (a set the timestamps allow
+    // but the synchronizer did not form). Completeness is judged only
     // when both cameras deliver the rate asked (under TCG two emulated webcams asked for 30 fps
     // were seen to deliver about 17 fps each, unlocked, so the nominal interval cannot pair them
     // all): the measurement is printed either way.
@@ -163,8 +164,11 @@ struct MultiWebcamTests {
         let skews = Mutex([Double]())
         // Signalled once, when the 300th set forms (the sink's thread), so the test awaits it.
         let enough = DispatchSemaphore(value: 0)
+        // The sequences of each complete set's frames, per stream, for the pairing's own check below.
+        let paired = Mutex([Set<UInt64>](repeating: [], count: 2))
         @Sendable func record(_ sets: [SynchronizedSet<UInt64>]) {
             let ms = sets.map { s in Double(s.skew.components.attoseconds) * 1e-15 + Double(s.skew.components.seconds) * 1e3 }
+            paired.locked { p in for s in sets { for (i, item) in s.items.enumerated() { p[i].insert(item) } } }
             let reached = skews.locked { s -> Bool in
                 let before = s.count
                 s += ms
@@ -172,12 +176,15 @@ struct MultiWebcamTests {
             }
             if reached { enough.signal() }
         }
-        // Per stream: first and last frame timestamp, for the rate the webcam really delivered.
+        // Per stream: first and last frame timestamp, for the rate the webcam really delivered;
+        // and every frame's sequence and timestamp.
         let spans = Mutex([(first: Double, last: Double)?](repeating: nil, count: 2))
+        let frames = Mutex([[(sequence: UInt64, timestamp: Double)]](repeating: [], count: 2))
         func sink(_ index: Int) -> DriverSink {
             DriverSink(frame: { f in
                 let t = f.metadata.timestamp
                 spans.locked { $0[index] = ($0[index]?.first ?? t, t) }
+                frames.locked { $0[index].append((f.sequence, t)) }
                 record(sync.locked { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) })
             }, event: { _ in })
         }
@@ -207,13 +214,80 @@ struct MultiWebcamTests {
         let toleranceMs = Double(tolerance.components.attoseconds) * 1e-15 + Double(tolerance.components.seconds) * 1e3
         print("sync two webcams at \(ZoomMath.format(rate)) fps (delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps, tolerance \(String(format: "%.1f", toleranceMs)) ms): \(stats.sets) sets, \(stats.incompleteSets) incomplete, received \(stats.received), unpaired \(stats.unpaired), outside the overlap \(stats.outsideOverlap), skew p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms, complete \(String(format: "%.1f", complete * 100))%")
         #expect(p99 <= toleranceMs + 0.001, "a set beyond the tolerance")
+        // What the timestamps allow: a reference frame inside the overlap can be paired when the
+        // other camera's nearest frame lies within the tolerance and no other set took it. When
+        // the phase is near half an interval, timestamp jitter past a quarter of an interval puts
+        // that frame beyond the tolerance (a CI run: p50 skew 17.4 ms, 7 of 307 sets beyond 25
+        // ms): such a set is the cameras' doing, not the pairing's, and is not counted against it.
+        let (pairable, pairedOfThem) = Self.pairable(frames.locked { $0 }, paired: paired.locked { $0 }, tolerance: toleranceMs / 1000)
+        let ofPairable = pairable > 0 ? Double(pairedOfThem) / Double(pairable) : 0
+        print("sets the timestamps allow at \(ZoomMath.format(rate)) fps: \(pairedOfThem) of \(pairable) formed (\(String(format: "%.1f", ofPairable * 100))%)")
         // Judged only without load: both webcams delivered 99% of their rate. Under CI's two VM
-        // lanes the emulated webcams lost 1-2% of their frames (29.5/29.7 fps) and the timestamp
-        // jitter that came with it left 94% of the sets complete; the goal is 99% with no load.
+        // lanes the emulated webcams lost 1-2% of their frames (29.5/29.7 fps); the goal is 99%
+        // with no load, of the sets the timestamps allow.
         if delivered.allSatisfy({ $0 >= rate * 0.99 }) {
-            #expect(complete >= 0.99, "complete sets \(complete * 100)% at \(rate) fps: \(stats)")
+            #expect(ofPairable >= 0.99, "complete sets \(ofPairable * 100)% of the \(pairable) the timestamps allow at \(rate) fps (\(complete * 100)% of all): \(stats)")
         } else {
             print("complete sets not judged at \(ZoomMath.format(rate)) fps: the emulated webcams delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps")
         }
+    }
+
+    /// Of the reference frames (stream 0) inside both streams' overlap, those whose set the
+    /// timestamps allow (the other stream's nearest frame within `tolerance` seconds and in no
+    /// other complete set), and how many of them are in a complete set (`paired`: the sequences
+    /// each stream has in complete sets).
+    static func pairable(_ frames: [[(sequence: UInt64, timestamp: Double)]], paired: [Set<UInt64>], tolerance: Double) -> (pairable: Int, paired: Int) {
+        guard frames.count == 2, let first0 = frames[0].first?.timestamp, let first1 = frames[1].first?.timestamp,
+            let last0 = frames[0].last?.timestamp, let last1 = frames[1].last?.timestamp
+        else { return (0, 0) }
+        // The synchronizer's overlap: from a tolerance before the later first frame to the
+        // earlier last one.
+        let overlap = (max(first0, first1) - tolerance)...min(last0, last1)
+        var pairable = 0, formed = 0
+        for reference in frames[0] where overlap.contains(reference.timestamp) {
+            if paired[0].contains(reference.sequence) {
+                pairable += 1
+                formed += 1
+                continue
+            }
+            guard let nearest = frames[1].min(by: { abs($0.timestamp - reference.timestamp) < abs($1.timestamp - reference.timestamp) })
+            else { continue }
+            if abs(nearest.timestamp - reference.timestamp) <= tolerance && !paired[1].contains(nearest.sequence) { pairable += 1 }
+        }
+        return (pairable, formed)
+    }
+}
+
+/// The pairing check of `twoCamerasPairWithinThreeQuartersOfAFrame`, on timestamps made up here
+/// (that test runs only in the VM, with two webcams).
+@Suite("MultiWebcam: sets the timestamps allow")
+struct PairableSetsTests {
+    // A reference frame whose partner lies within the tolerance and was free counts against the
+    // pairing when no set took it. Would catch a check that counts only the sets formed (it could
+    // never see a lost one).
+    @Test func aSetTheTimestampsAllowButNoneFormedCounts() {
+        let frames: [[(sequence: UInt64, timestamp: Double)]] = [
+            [(0, 0.0), (1, 0.0333), (2, 0.0667)], [(10, 0.001), (11, 0.034), (12, 0.0671)],
+        ]
+        let r = MultiWebcamTests.pairable(frames, paired: [[0, 2], [10, 12]], tolerance: 0.025)
+        #expect(r.pairable == 3 && r.paired == 2)
+    }
+
+    // A reference frame whose nearest partner is beyond the tolerance (jitter at a phase near half
+    // an interval), or already in another set, is the cameras' doing and is not counted. Would
+    // catch a check that blames the pairing for them.
+    @Test func aPartnerBeyondTheToleranceOrTakenIsNotCounted() {
+        // Frame 1's nearest partner (11) is 28 ms away, beyond 25 ms.
+        let beyond: [[(sequence: UInt64, timestamp: Double)]] = [
+            [(0, 0.0), (1, 0.0333), (2, 0.0667), (3, 0.1)], [(10, 0.001), (11, 0.0613), (12, 0.101)],
+        ]
+        let r1 = MultiWebcamTests.pairable(beyond, paired: [[0, 2, 3], [10, 11, 12]], tolerance: 0.025)
+        #expect(r1.pairable == 3 && r1.paired == 3)
+        // Frame 1's nearest partner (11, 8 ms away) is in frame 2's set.
+        let taken: [[(sequence: UInt64, timestamp: Double)]] = [
+            [(0, 0.0), (1, 0.05), (2, 0.06)], [(10, 0.001), (11, 0.058), (12, 0.09)],
+        ]
+        let r2 = MultiWebcamTests.pairable(taken, paired: [[0, 2], [10, 11]], tolerance: 0.025)
+        #expect(r2.pairable == 2 && r2.paired == 2)
     }
 }
