@@ -176,14 +176,12 @@ struct MultiWebcamTests {
             }
             if reached { enough.signal() }
         }
-        // Per stream: first and last frame timestamp, for the rate the webcam really delivered;
-        // and every frame's sequence and timestamp.
-        let spans = Mutex([(first: Double, last: Double)?](repeating: nil, count: 2))
+        // Per stream: every frame's sequence and timestamp (the first and last give the rate the
+        // webcam really delivered).
         let frames = Mutex([[(sequence: UInt64, timestamp: Double)]](repeating: [], count: 2))
         func sink(_ index: Int) -> DriverSink {
             DriverSink(frame: { f in
                 let t = f.metadata.timestamp
-                spans.locked { $0[index] = ($0[index]?.first ?? t, t) }
                 frames.locked { $0[index].append((f.sequence, t)) }
                 record(sync.locked { $0.add(f.sequence, timestamp: f.metadata.timestamp, stream: index) })
             }, event: { _ in })
@@ -208,8 +206,10 @@ struct MultiWebcamTests {
         try #require(!sorted.isEmpty, "no set formed: \(stats)")
         let p50 = sorted[sorted.count / 2], p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
         let complete = stats.completeness ?? 0
-        let delivered = zip(stats.received, spans.locked { $0 }).map { n, span in
-            span.map { $0.last > $0.first ? Double(n - 1) / ($0.last - $0.first) : 0 } ?? 0
+        let recorded = frames.locked { $0 }
+        let delivered = zip(stats.received, recorded).map { n, stream in
+            guard let first = stream.first?.timestamp, let last = stream.last?.timestamp, last > first else { return 0.0 }
+            return Double(n - 1) / (last - first)
         }
         let toleranceMs = Double(tolerance.components.attoseconds) * 1e-15 + Double(tolerance.components.seconds) * 1e3
         print("sync two webcams at \(ZoomMath.format(rate)) fps (delivered \(delivered.map { String(format: "%.1f", $0) }.joined(separator: "/")) fps, tolerance \(String(format: "%.1f", toleranceMs)) ms): \(stats.sets) sets, \(stats.incompleteSets) incomplete, received \(stats.received), unpaired \(stats.unpaired), outside the overlap \(stats.outsideOverlap), skew p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms, complete \(String(format: "%.1f", complete * 100))%")
@@ -219,7 +219,7 @@ struct MultiWebcamTests {
         // the phase is near half an interval, timestamp jitter past a quarter of an interval puts
         // that frame beyond the tolerance (a CI run: p50 skew 17.4 ms, 7 of 307 sets beyond 25
         // ms): such a set is the cameras' doing, not the pairing's, and is not counted against it.
-        let (pairable, pairedOfThem) = Self.pairable(frames.locked { $0 }, paired: paired.locked { $0 }, tolerance: toleranceMs / 1000)
+        let (pairable, pairedOfThem) = Self.pairable(recorded, paired: paired.locked { $0 }, tolerance: toleranceMs / 1000)
         let ofPairable = pairable > 0 ? Double(pairedOfThem) / Double(pairable) : 0
         print("sets the timestamps allow at \(ZoomMath.format(rate)) fps: \(pairedOfThem) of \(pairable) formed (\(String(format: "%.1f", ofPairable * 100))%)")
         // Judged only without load: both webcams delivered 99% of their rate. Under CI's two VM
